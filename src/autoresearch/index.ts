@@ -1,0 +1,2 @@
+// autoresearch: tasks, proposal DSL, sandboxed executor, outcome model, env. Must not import physics or worldmodel.
+export {};

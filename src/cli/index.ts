@@ -1,0 +1,2 @@
+// cli: the only place concrete envs are wired to the trainer.
+export {};

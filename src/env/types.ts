@@ -1,0 +1,86 @@
+import type { EnvSpec } from '../core/spec.ts';
+
+/** Per-entry batched values, env index first: image Uint8Array(N*H*W*3), box Float32Array(N*size),
+ *  discrete Int32Array(N), text string[N]. */
+export type ObsValue = Uint8Array | Float32Array | Int32Array | string[];
+export type BatchObs = Record<string, ObsValue>;
+/** Per action entry: Int32Array(N) of bin indices (discrete) or Float32Array(N*size) (box). */
+export type BatchAction = Record<string, Int32Array | Float32Array>;
+
+export type EnvSource = 'physics' | 'world-model' | 'executor' | 'toy';
+
+export interface ResetOptions {
+  /** Env i gets seed + i (or seed[i]); omitted: continue each env's own seed sequence. */
+  seed?: number | number[];
+  /** Only envs with mask[i] true are reset; the others keep their state and observation. */
+  mask?: ArrayLike<boolean | number>;
+}
+
+export interface ResetInfo {
+  source: EnvSource;
+  /** The seed each env was reset with (unchanged envs keep their previous seed). */
+  seeds: Int32Array;
+  /** Instruction or task description per env, when the env has one. */
+  instruction?: string[];
+}
+
+export interface StepInfo {
+  source: EnvSource;
+  /** 1 where the task verifier says the episode is solved. */
+  success: Uint8Array;
+  /** Dense process score in [0, 1] (satisfied sub-predicates / S). */
+  progress: Float64Array;
+  /** Named reward terms, exactly the names in spec.rewardTerms. */
+  terms: Record<string, Float64Array>;
+}
+
+export interface StepResult {
+  obs: BatchObs;
+  reward: Float64Array;
+  /** Filled by learned models (variance of the reward estimate); undefined means exact. */
+  rewardVar?: Float64Array;
+  terminated: Uint8Array;
+  truncated: Uint8Array;
+  info: StepInfo;
+}
+
+/** The batched, async environment contract shared by physics, world model, AutoResearch and toys.
+ *  No autoreset: after terminated/truncated the caller resets (with a mask). */
+export interface Env {
+  readonly spec: EnvSpec;
+  readonly numEnvs: number;
+  reset(options?: ResetOptions): Promise<{ obs: BatchObs; info: ResetInfo }>;
+  step(action: BatchAction): Promise<StepResult>;
+  close(): void;
+}
+
+/** Exact state capture: restore(snapshot()) makes the env continue bit-identically. */
+export interface Snapshottable {
+  snapshot(): EnvSnapshot;
+  restore(snapshot: EnvSnapshot): void;
+}
+export interface EnvSnapshot {
+  readonly envId: string;
+  readonly numEnvs: number;
+  readonly data: unknown;
+}
+
+/** A body pose for the viewer: position xyz and quaternion xyzw in the world frame. */
+export interface BodyPose {
+  name: string;
+  pos: [number, number, number];
+  quat: [number, number, number, number];
+}
+export interface FrameSource {
+  /** Body poses of env `index` (default 0) for the live viewer. */
+  frame(index?: number): BodyPose[];
+}
+
+export function hasSnapshot<E extends Env>(env: E): env is E & Snapshottable {
+  const e = env as Partial<Snapshottable>;
+  return typeof e.snapshot === 'function' && typeof e.restore === 'function';
+}
+
+export function hasFrame<E extends Env>(env: E): env is E & FrameSource {
+  return typeof (env as Partial<FrameSource>).frame === 'function';
+}

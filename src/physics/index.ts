@@ -1,0 +1,3 @@
+// physics: the Rapier tabletop env (kinematic IK arm, dynamic gripper), the scripted expert.
+// Must not import nn, worldmodel, trainer.
+export {};

@@ -1,0 +1,2 @@
+// server: HTTP + socket.io viewer server. Must not import trainer internals.
+export {};

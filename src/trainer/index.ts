@@ -1,0 +1,2 @@
+// trainer: the WMRL loop, debias, denoise, anchors, losses, checkpoints. Must not import physics, worldmodel, autoresearch.
+export {};
