@@ -1,2 +1,3 @@
-// render: the 64x64 CPU rasterizer for policy cameras. Browser-safe; must not import physics internals.
+// render: the 64x64 CPU rasterizer for policy cameras (z-buffer, flat/Lambert shading).
+// Browser-safe (no Node APIs); must not import physics internals.
 export {};
