@@ -2,3 +2,4 @@
 // must not import rapier, three, Node-only modules (the Node file loader lives in load-file.ts).
 export * from './schema.ts';
 export * from './bodies.ts';
+export * from './load.ts';

@@ -6,7 +6,8 @@ export interface TabletopState {
   /** Tool centre point position and yaw. */
   eePos: Vec3;
   eeYaw: number;
-  /** Opening of each finger (0 = closed, robot.finger.maxOpening = open). */
+  /** Opening of each finger (0 = closed, robot.finger.maxOpening = open): the distance from the TCP to
+   *  that finger's inner face. Fingers slide along world direction (cos eeYaw, sin eeYaw, 0). */
   fingers: [number, number];
   /** One entry per scene object, in scene.objects order. */
   objects: { pos: Vec3; quat: Quat; linVel: Vec3 }[];
