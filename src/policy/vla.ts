@@ -1,0 +1,159 @@
+// The VLA policy network: camera images through a shared conv encoder, the instruction through a word
+// embedding (masked mean or attention pooling), proprioception through an MLP, fused by an MLP trunk
+// into one categorical head per action dimension, plus an optional value head. Browser-safe.
+import { z } from 'zod';
+import { DYN, type Graph, type Tensor } from '../nn/ir.ts';
+import * as o from '../nn/ops.ts';
+import * as L from '../nn/layers.ts';
+import { PAD_ID, TokenizerConfigSchema } from './tokenizer.ts';
+
+const obsName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'lower_snake_case name');
+
+export const VlaConfigSchema = z.object({
+  /** Observation names of the cameras (1 or 2), each uint8 [N, H, W, 3]. */
+  cameras: z.array(obsName).min(1).max(2).default(['image']),
+  imageSize: z.tuple([z.number().int().positive(), z.number().int().positive()]).default([64, 64]),
+  conv: z.array(z.object({ out: z.number().int().positive(), k: z.number().int().positive(), stride: z.number().int().positive(), pad: z.number().int().min(0) })).min(1),
+  imageFeatures: z.number().int().positive(),
+  tokenizer: TokenizerConfigSchema,
+  /** Observation name of the instruction text. */
+  instruction: obsName.default('instruction'),
+  embedDim: z.number().int().positive(),
+  pooling: z.enum(['mean', 'attention']).default('mean'),
+  proprio: z.object({ name: obsName, dim: z.number().int().positive(), hidden: z.number().int().positive() }).nullable(),
+  trunk: z.array(z.number().int().positive()).min(1),
+  layerNorm: z.boolean().default(true),
+  act: z.enum(['relu', 'silu', 'tanh']).default('relu'),
+  /** One categorical head per action dimension, in env action order. */
+  actions: z.array(z.object({ name: obsName, n: z.number().int().min(2) })).min(1),
+  valueHead: z.boolean().default(true),
+});
+export type VlaConfigInput = z.input<typeof VlaConfigSchema>;
+export type VlaConfig = z.output<typeof VlaConfigSchema>;
+
+export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
+  const r = VlaConfigSchema.safeParse(c);
+  if (!r.success) throw new Error(`VLA config: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const names = [...r.data.cameras, r.data.instruction, ...(r.data.proprio ? [r.data.proprio.name] : [])];
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new Error(`VLA config: observation name "${dup}" used twice`);
+  return r.data;
+}
+
+/** Graph input names. */
+export const VLA_IO = {
+  tokens: 'tokens',
+  action: (name: string) => `action.${name}`,
+  logp: (name: string) => `logp.${name}`,
+  value: 'value',
+} as const;
+
+export interface VlaInputs {
+  images: Tensor[];
+  tokens: Tensor;
+  proprio: Tensor | null;
+}
+
+export interface VlaNet {
+  config: VlaConfig;
+  /** Log-probabilities [N, n] per action dimension. */
+  logp: Record<string, Tensor>;
+  /** State value [N], when the config has a value head. */
+  value: Tensor | null;
+}
+
+/** Declares the observation inputs (batch may be DYN for inference graphs). */
+export function vlaInputs(g: Graph, config: VlaConfig, batch: number): VlaInputs {
+  const [h, w] = config.imageSize;
+  return {
+    images: config.cameras.map((c) => g.input(c, [batch, h, w, 3], 'uint8')),
+    tokens: g.input(VLA_IO.tokens, [batch, config.tokenizer.maxLength], 'int32'),
+    proprio: config.proprio ? g.input(config.proprio.name, [batch, config.proprio.dim]) : null,
+  };
+}
+
+/** Integer action-token inputs [N] per action dimension (for training graphs). */
+export function vlaActionInputs(g: Graph, config: VlaConfig, batch: number): Record<string, Tensor> {
+  return Object.fromEntries(config.actions.map((a) => [a.name, g.input(VLA_IO.action(a.name), [batch], 'int32')]));
+}
+
+function encodeImage(img: Tensor, c: VlaConfig): Tensor {
+  // NHWC -> NCHW on the uint8 pixels (a quarter of the bytes of the float image), then (p - 128) / 255:
+  // one DequantizeLinear pass in float32 graphs, the same arithmetic spelled out in float64 ones.
+  const chw = o.transpose(img, [0, 3, 1, 2]);
+  let x = img.graph.float === 'float32' ? o.dequantize(chw, 1 / 255, 128) : o.mul(o.sub(o.cast(chw, 'float64'), 128), 1 / 255);
+  c.conv.forEach((l, i) => {
+    x = L.activate(L.conv2d(x, `vla.conv${i}`, l.out, l.k, { stride: l.stride, pad: l.pad }), c.act);
+  });
+  const flat = o.reshape(x, [DYN, x.shape[1] * x.shape[2] * x.shape[3]]);
+  return L.activate(L.linear(flat, 'vla.img.fc', c.imageFeatures), c.act);
+}
+
+function encodeText(tokens: Tensor, c: VlaConfig): Tensor {
+  const g = tokens.graph;
+  const emb = L.embedding(tokens, 'vla.text.embed', c.tokenizer.vocab.length, c.embedDim); // [N, L, D]
+  const mask = o.cast(o.not(o.equal(tokens, g.scalar(PAD_ID, tokens.dtype))), g.float); // [N, L]
+  let weights: Tensor;
+  if (c.pooling === 'mean') {
+    weights = o.div(mask, o.maximum(o.reduceSum(mask, [1], true), 1));
+  } else {
+    const q = g.param('vla.text.query', [c.embedDim, 1], { kind: 'normal', std: 1 / Math.sqrt(c.embedDim) });
+    const scores = o.reshape(o.matmul(emb, q), [DYN, c.tokenizer.maxLength]);
+    weights = L.softmax(o.add(o.mul(scores, 1 / Math.sqrt(c.embedDim)), o.mul(o.sub(mask, 1), 1e9)));
+  }
+  const pooled = o.reduceSum(o.mul(emb, o.reshape(weights, [DYN, c.tokenizer.maxLength, 1])), [1]);
+  return L.activate(L.linear(pooled, 'vla.text.fc', c.embedDim), c.act);
+}
+
+/** The policy network on declared inputs. */
+export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
+  const c = parseVlaConfig(configIn);
+  const g = inputs.tokens.graph;
+  const feats = inputs.images.map((img, i) => (i === 0 ? encodeImage(img, c) : g.withReuse(() => encodeImage(img, c))));
+  feats.push(encodeText(inputs.tokens, c));
+  if (inputs.proprio && c.proprio) feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));
+  const trunk = L.mlp(o.concat(feats, 1), 'vla.trunk', c.trunk, undefined, { act: c.act, layerNorm: c.layerNorm });
+  const logp: Record<string, Tensor> = {};
+  for (const a of c.actions) logp[a.name] = L.logSoftmax(L.linear(trunk, `vla.head.${a.name}`, a.n, { std: 0.01 }));
+  const value = c.valueHead ? o.reshape(L.linear(trunk, 'vla.value', 1, { std: 1 / Math.sqrt(trunk.shape[1]) }), [DYN]) : null;
+  return { config: c, logp, value };
+}
+
+export interface ActionScores {
+  /** Joint log-probability [N] of the given action tokens (sum over dimensions). */
+  logp: Tensor;
+  /** Joint entropy [N] (sum over dimensions: the heads are independent given the observation). */
+  entropy: Tensor;
+  perDim: Record<string, Tensor>;
+}
+
+/** Log-probability and entropy of given action tokens (int32 [N] per dimension). */
+export function actionScores(net: VlaNet, actions: Record<string, Tensor>): ActionScores {
+  let logp: Tensor | null = null;
+  let entropy: Tensor | null = null;
+  const perDim: Record<string, Tensor> = {};
+  for (const a of net.config.actions) {
+    const tok = actions[a.name];
+    if (!tok) throw new Error(`actionScores: no tokens for action "${a.name}"`);
+    const lp = L.categoricalLogProb(net.logp[a.name], tok);
+    const h = L.categoricalEntropy(net.logp[a.name]);
+    perDim[a.name] = lp;
+    logp = logp ? o.add(logp, lp) : lp;
+    entropy = entropy ? o.add(entropy, h) : h;
+  }
+  return { logp: logp!, entropy: entropy!, perDim };
+}
+
+/** The sampler's outputs: logp.<dim> [N, n] and value [N]. */
+export function vlaOutputs(net: VlaNet): Record<string, Tensor> {
+  const out: Record<string, Tensor> = {};
+  for (const a of net.config.actions) out[VLA_IO.logp(a.name)] = net.logp[a.name];
+  if (net.value) out[VLA_IO.value] = net.value;
+  return out;
+}
+
+/** A whole inference graph builder for ForwardSession (batch may be DYN). */
+export function vlaForwardBuilder(config: VlaConfigInput, batch: number = DYN): (g: Graph) => Record<string, Tensor> {
+  const c = parseVlaConfig(config);
+  return (g) => vlaOutputs(vlaNet(vlaInputs(g, c, batch), c));
+}
