@@ -1,2 +1,2 @@
 // rollout: collection, trajectories, groups, advantages. Must not import concrete envs.
-export {};
+export * from './collect.ts';

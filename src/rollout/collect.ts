@@ -1,0 +1,98 @@
+import type { BatchAction, BatchObs, Env, ResetInfo } from '../env/types.ts';
+
+/** Anything that maps a batch of observations to a batch of action tokens. `onReset` tells a
+ *  stateful policy (e.g. a scripted expert with phase memory) which envs just started an episode. */
+export interface Policy {
+  onReset?(envIndices: number[], info: ResetInfo): void;
+  act(obs: BatchObs): Promise<BatchAction> | BatchAction;
+}
+
+export interface Episode {
+  seed: number;
+  instruction: string;
+  length: number;
+  success: boolean;
+  /** Sum of rewards and the process score at the last step. */
+  return: number;
+  progress: number;
+  /** Action tokens, length * numActionDims, step-major, in spec.action order (discrete entries). */
+  actions: Int32Array;
+  rewards: Float32Array;
+  /** Optional privileged states, (length + 1) * stateSize, from `recordState`. */
+  states?: Float32Array;
+}
+
+export interface CollectOptions {
+  /** One episode per seed, returned in this order. */
+  seeds: number[];
+  /** Privileged state of env i (flat), recorded after reset and after every step. */
+  recordState?: (envIndex: number) => ArrayLike<number>;
+  onEpisode?: (episode: Episode, done: number) => void;
+}
+
+/** Run one episode per seed over the env's parallel slots; a finished slot is reset (masked) with the
+ *  next seed, idle slots keep stepping unrecorded. Deterministic: results depend only on the seeds,
+ *  the env and the policy. */
+export async function collectEpisodes(env: Env, policy: Policy, options: CollectOptions): Promise<Episode[]> {
+  const n = env.numEnvs;
+  const total = options.seeds.length;
+  const dims = env.spec.action.filter((e) => e.kind === 'discrete').map((e) => e.name);
+  const results: Episode[] = new Array(total);
+  const slot = new Int32Array(n).fill(-1); // episode index each env slot is running, -1 = idle
+  const buffers = Array.from({ length: n }, () => ({ actions: [] as number[], rewards: [] as number[], states: [] as number[], instruction: '' }));
+  let next = 0;
+  let done = 0;
+
+  /** Start the next episodes in the given idle slots; returns the new batch observation, or null. */
+  const start = async (slots: number[]): Promise<BatchObs | null> => {
+    const started = slots.filter(() => next < total).slice(0, total - next);
+    if (started.length === 0) return null;
+    const seeds = new Array(n).fill(0);
+    const mask = new Array(n).fill(false);
+    for (const i of started) {
+      slot[i] = next;
+      seeds[i] = options.seeds[next++];
+      mask[i] = true;
+    }
+    const out = await env.reset({ seed: seeds, mask });
+    for (const i of started) {
+      buffers[i] = { actions: [], rewards: [], states: options.recordState ? Array.from(options.recordState(i)) : [], instruction: out.info.instruction?.[i] ?? '' };
+    }
+    policy.onReset?.(started, out.info);
+    return out.obs;
+  };
+
+  let obs = await start(Array.from({ length: n }, (_, i) => i));
+  while (obs && done < total) {
+    const action = await policy.act(obs);
+    const r = await env.step(action);
+    obs = r.obs;
+    const finished: number[] = [];
+    for (let i = 0; i < n; i++) {
+      if (slot[i] < 0) continue;
+      const b = buffers[i];
+      for (const d of dims) b.actions.push((action[d] as Int32Array)[i]);
+      b.rewards.push(r.reward[i]);
+      if (options.recordState) for (const x of Array.from(options.recordState(i))) b.states.push(x);
+      if (!r.terminated[i] && !r.truncated[i]) continue;
+      const episode: Episode = {
+        seed: options.seeds[slot[i]],
+        instruction: b.instruction,
+        length: b.rewards.length,
+        success: r.info.success[i] === 1,
+        return: b.rewards.reduce((a, x) => a + x, 0),
+        progress: r.info.progress[i],
+        actions: Int32Array.from(b.actions),
+        rewards: Float32Array.from(b.rewards),
+        states: options.recordState ? Float32Array.from(b.states) : undefined,
+      };
+      results[slot[i]] = episode;
+      slot[i] = -1;
+      finished.push(i);
+      done++;
+      options.onEpisode?.(episode, done);
+    }
+    if (finished.length) obs = (await start(finished)) ?? obs;
+  }
+  return results;
+}

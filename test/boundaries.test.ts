@@ -1,0 +1,81 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// Enforces the folder boundaries of design.md section 2: which src folders and packages each may import.
+const SRC = resolve(import.meta.dirname, '../src');
+const ENGINES = ['physics', 'worldmodel', 'autoresearch'];
+const FORBIDDEN: Record<string, string[]> = {
+  core: ['env', 'scene', 'task', 'physics', 'render', 'nn', 'policy', 'worldmodel', 'autoresearch', 'rollout', 'trainer', 'protocol', 'server', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
+  env: [...ENGINES, 'trainer', 'cli', '@dimforge', 'onnxruntime-node'],
+  scene: ['physics', 'render', 'nn', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
+  task: ['physics', 'render', 'nn', 'policy', 'worldmodel', 'trainer', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
+  physics: ['nn', 'policy', 'worldmodel', 'trainer', 'autoresearch', 'cli'],
+  render: ['physics', 'nn', 'cli', '@dimforge', 'onnxruntime-node'],
+  nn: ['env', ...ENGINES, 'rollout', 'trainer', 'cli'],
+  policy: [...ENGINES, 'trainer', 'cli'],
+  worldmodel: ['physics', 'trainer', 'cli', '@dimforge'],
+  autoresearch: ['physics', 'worldmodel', 'trainer', 'cli'],
+  rollout: [...ENGINES, 'trainer', 'cli'],
+  trainer: [...ENGINES, 'cli'],
+  protocol: ['physics', 'nn', 'trainer', 'server', 'cli', 'onnxruntime-node'],
+  server: ['trainer', 'cli'],
+  cli: [],
+};
+/** Folders the browser viewer imports: no Node built-ins (files named *-file.ts or node-*.ts are the Node-only exceptions). */
+const BROWSER_SAFE = ['core', 'scene', 'task', 'render', 'protocol'];
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? tsFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]);
+}
+
+/** The src folder or package an import specifier points at. */
+function target(file: string, spec: string): string {
+  if (spec.startsWith('.')) {
+    const rel = relative(SRC, resolve(dirname(file), spec));
+    return rel.startsWith('..') ? rel : rel.split(/[\\/]/)[0];
+  }
+  return spec.startsWith('@') ? spec.split('/')[0] : spec.split('/')[0];
+}
+
+describe('folder boundaries (design.md section 2)', () => {
+  const files = tsFiles(SRC);
+
+  it('every folder has an index.ts that says what it owns', () => {
+    for (const folder of Object.keys(FORBIDDEN)) {
+      const index = readFileSync(join(SRC, folder, 'index.ts'), 'utf8');
+      expect(index.startsWith('//'), `src/${folder}/index.ts must start with a comment`).toBe(true);
+    }
+  });
+
+  it('no folder imports what the table forbids', () => {
+    const violations: string[] = [];
+    for (const file of files) {
+      const folder = relative(SRC, file).split(/[\\/]/)[0];
+      const forbidden = FORBIDDEN[folder];
+      if (!forbidden) { violations.push(`${relative(SRC, file)}: folder src/${folder} is not in the boundary table`); continue; }
+      for (const spec of importsOf(file)) {
+        const t = target(file, spec);
+        if (forbidden.includes(t)) violations.push(`src/${relative(SRC, file)} imports ${spec} (${folder} must not import ${t})`);
+        const nodeOnly = spec.startsWith('node:') || ['fs', 'path', 'os', 'child_process', 'worker_threads'].includes(spec);
+        const exempt = /(-file|^node-[^/]*)\.ts$/.test(file.split(/[\\/]/).pop()!);
+        if (nodeOnly && BROWSER_SAFE.includes(folder) && !exempt) violations.push(`src/${relative(SRC, file)} imports ${spec} but src/${folder} must stay browser-safe`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('finds imports of every form it checks', () => {
+    expect(target(join(SRC, 'env', 'x.ts'), '../physics/env.ts')).toBe('physics');
+    expect(target(join(SRC, 'env', 'x.ts'), '@dimforge/rapier3d-deterministic-compat')).toBe('@dimforge');
+    expect(files.length).toBeGreaterThan(10);
+  });
+});
