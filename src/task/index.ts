@@ -5,3 +5,4 @@ export * from './families.ts';
 export * from './sample.ts';
 export * from './verify.ts';
 export * from './geometry.ts';
+export * from './state.ts';

@@ -105,9 +105,11 @@ describe('geometry', () => {
   });
 
   it('lets nearer bodies hide farther ones (z-buffer), independent of drawing order', () => {
-    // camera at (0, -0.72, 0.62) looking at the origin; put cubes on that line of sight
-    const near: [number, number, number] = [0, -0.36, 0.32];
-    const far: [number, number, number] = [0, 0, 0.02];
+    // put both cubes on the camera's central line of sight, one halfway, one near the target
+    const cam = scene.cameras.find((c) => c.name === 'front')!;
+    const along = (t: number) => cam.position.map((p, k) => p + t * (cam.target[k] - p)) as [number, number, number];
+    const near = along(0.5);
+    const far = along(0.95);
     const redNear = front.render([pose('red_cube', near), pose('blue_cube', far)]);
     expect(isRed(...pixelAt(redNear, W, 32, 32))).toBe(true);
     expect(pixels(redNear, W, isBlue).count).toBe(0);

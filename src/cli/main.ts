@@ -1,0 +1,34 @@
+import { Command, CommanderError } from 'commander';
+import { SceneError } from '../scene/index.ts';
+import { UsageError } from './options.ts';
+import { registerDemo } from './commands/demo.ts';
+import { registerRender } from './commands/render.ts';
+import { registerRollout } from './commands/rollout.ts';
+import { registerTasks } from './commands/tasks.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('wmrl')
+    .description('world-model RL post-training for vision-language-action robot policies')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+  registerDemo(program);
+  registerTasks(program);
+  registerRollout(program);
+  registerRender(program);
+  return program;
+}
+
+/** CLI entry: exit code 0 on success, 2 on bad usage or input files, 1 on other failures. */
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+    const usage = err instanceof UsageError || err instanceof SceneError;
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    if (!usage && process.env.WMRL_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(usage ? 2 : 1);
+  }
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/** A bad flag or argument: printed as "error: ..." with exit code 2. */
+export class UsageError extends Error {}
+
+/** Validate commander's raw option bag with zod; errors name the flag, e.g. "--episodes: ...". */
+export function parseOptions<T extends z.ZodType>(schema: T, raw: Record<string, unknown>): z.infer<T> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? '');
+    const flag = key ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : 'options';
+    return `${flag}: ${issue.message}${key && raw[key] !== undefined ? ` (got ${JSON.stringify(raw[key])})` : ''}`;
+  });
+  throw new UsageError(lines.join('\n'));
+}
+
+export const intFlag = (min: number) => z.coerce.number().int(`must be an integer`).min(min, `must be >= ${min}`);
+export const seedFlag = z.coerce.number().int('must be an integer').min(0, 'must be >= 0').max(0x7fffffff, 'must be < 2^31');
+export const splitFlag = z.enum(['train', 'heldout']);
+
+/** Print exactly one JSON object on stdout (the --json contract). */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}

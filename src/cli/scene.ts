@@ -1,0 +1,19 @@
+import { loadSceneFile, DEFAULT_SCENE_PATH } from '../scene/load-file.ts';
+import { findTask, taskIds } from '../task/index.ts';
+import type { Scene } from '../scene/index.ts';
+import { UsageError } from './options.ts';
+
+export { DEFAULT_SCENE_PATH };
+
+export function loadScene(path: string | undefined): Scene {
+  return loadSceneFile(path ?? DEFAULT_SCENE_PATH);
+}
+
+/** Resolve --task: a full id ("tabletop/push"), a short one ("push", "pick-place"), or "all". */
+export function resolveTasks(scene: Scene, task: string): string[] {
+  if (task === 'all') return taskIds(scene);
+  const ids = taskIds(scene);
+  const match = ids.find((id) => id === task || id.split('/')[1] === task || findTask(scene, id).family === task);
+  if (!match) throw new UsageError(`--task: unknown task "${task}"; valid: all, ${ids.join(', ')}`);
+  return [match];
+}
