@@ -12,13 +12,13 @@ import { scene, stateHash } from './helpers.ts';
 const N = 2;
 const states = (env: TabletopEnv) => Array.from({ length: env.numEnvs }, (_, i) => env.state(i));
 
-/** Steps with seeded random tokens; returns a hash of every state and reward along the way. */
+/** Steps with seeded random tokens; returns a hash of every state, reward and image along the way. */
 async function play(env: TabletopEnv, steps: number, seed: number): Promise<string> {
   const rng = new Rng(seed, 9);
   const h = new Hasher();
   for (let t = 0; t < steps; t++) {
     const r = await env.step(randomAction(scene.control, env.numEnvs, rng));
-    h.update(stateHash(states(env))).update(r.reward).update(r.info.progress).update(r.obs.proprio as Float32Array);
+    h.update(stateHash(states(env))).update(r.reward).update(r.info.progress).update(r.obs.proprio as Float32Array).update(r.obs.image_front as Uint8Array);
   }
   return h.digest();
 }
@@ -61,7 +61,7 @@ describe('TabletopEnv', () => {
   it('is bit-identical across two fresh envs with the same seed and actions', async () => {
     const hashes = [];
     for (let k = 0; k < 2; k++) {
-      const env = await createTabletopEnv({ scene, taskId: 'tabletop/pick-place', numEnvs: N, render: false });
+      const env = await createTabletopEnv({ scene, taskId: 'tabletop/pick-place', numEnvs: N });
       await env.reset({ seed: 7 });
       hashes.push(await play(env, 30, 1));
       env.close();
@@ -70,7 +70,7 @@ describe('TabletopEnv', () => {
   });
 
   it('continues bit-identically after snapshot/restore, also versus an uninterrupted env', async () => {
-    const env = await createTabletopEnv({ scene, taskId: 'tabletop/push', numEnvs: N, render: false });
+    const env = await createTabletopEnv({ scene, taskId: 'tabletop/push', numEnvs: N });
     expect(hasSnapshot(env)).toBe(true);
     await env.reset({ seed: 11 });
     await play(env, 10, 2);
@@ -83,7 +83,7 @@ describe('TabletopEnv', () => {
     expect(second).toBe(first);
     expect(third).toBe(first);
 
-    const fresh = await createTabletopEnv({ scene, taskId: 'tabletop/push', numEnvs: N, render: false });
+    const fresh = await createTabletopEnv({ scene, taskId: 'tabletop/push', numEnvs: N });
     await fresh.reset({ seed: 11 });
     await play(fresh, 10, 2);
     expect(await play(fresh, 20, 3)).toBe(first);
