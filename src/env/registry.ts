@@ -7,7 +7,10 @@ export interface EnvOptions {
 export type EnvFactory = (options: EnvOptions) => Promise<Env>;
 
 export interface RegisteredEnv {
+  /** Registry key: the spec id for physics and toys, "<engine>:<spec id>" for learned models of them. */
   id: string;
+  /** The spec.id the built env must carry (a world model copies its physics env's spec). */
+  specId: string;
   description: string;
   factory: EnvFactory;
 }
@@ -16,9 +19,9 @@ export interface RegisteredEnv {
 export class EnvRegistry {
   private readonly entries = new Map<string, RegisteredEnv>();
 
-  register(id: string, description: string, factory: EnvFactory): void {
+  register(id: string, description: string, factory: EnvFactory, specId = id): void {
     if (this.entries.has(id)) throw new Error(`env "${id}" is already registered`);
-    this.entries.set(id, { id, description, factory });
+    this.entries.set(id, { id, specId, description, factory });
   }
 
   list(): RegisteredEnv[] {
@@ -29,7 +32,7 @@ export class EnvRegistry {
     const entry = this.entries.get(id);
     if (!entry) throw new Error(`unknown env "${id}"; registered: ${[...this.entries.keys()].join(', ')}`);
     const env = await entry.factory(options);
-    if (env.spec.id !== id) throw new Error(`factory for "${id}" built an env with spec.id "${env.spec.id}"`);
+    if (env.spec.id !== entry.specId) throw new Error(`factory for "${id}" built an env with spec.id "${env.spec.id}", expected "${entry.specId}"`);
     return env;
   }
 }

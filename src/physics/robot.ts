@@ -1,6 +1,8 @@
 import type RAPIER_NS from '@dimforge/rapier3d-deterministic-compat';
 import type { Scene } from '../scene/schema.ts';
-import { ArmKinematics } from './kinematics.ts';
+import { ArmKinematics, gripperGeometry, TIP_BELOW_TCP } from '../scene/kinematics.ts';
+
+export { TIP_BELOW_TCP };
 import { quatFromMat, type MutQuat, type MutVec } from './quat.ts';
 
 type Rapier = typeof RAPIER_NS;
@@ -11,8 +13,6 @@ type Robot = Scene['robot'];
 /** Collision groups (membership << 16 | filter): robot parts never collide with each other. */
 export const GROUP_WORLD = (0b01 << 16) | 0b11;
 export const GROUP_ROBOT = (0b10 << 16) | 0b01;
-/** The fingertips reach this far past the tool centre point along the tool axis (m). */
-export const TIP_BELOW_TCP = 0.015;
 /** Finger position motor gains (ForceBased: N/m and N s/m), force-limited by robot.finger.maxForce. */
 const FINGER_STIFFNESS = 2000;
 const FINGER_DAMPING = 15;
@@ -40,11 +40,7 @@ export class RobotRig {
 
   constructor(private readonly robot: Robot) {
     this.kin = new ArmKinematics(robot);
-    const [tx, ty, tz] = robot.tcpOffset;
-    const fhz = robot.finger.halfExtents[2];
-    const phz = robot.palm.halfExtents[2];
-    this.palmOffset = [tx, ty, tz - (fhz - TIP_BELOW_TCP) - fhz - phz];
-    this.fingerDrop = phz + fhz;
+    ({ palmOffset: this.palmOffset, fingerDrop: this.fingerDrop } = gripperGeometry(robot));
   }
 
   /** Creates the robot bodies at joint angles q with each finger `opening` from closed. */

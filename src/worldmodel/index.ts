@@ -1,2 +1,13 @@
 // worldmodel: learned dynamics, WorldModelEnv, shadow mode. Must not import physics (specs arrive as data) or trainer.
-export {};
+export * from './features.ts';
+export * from './dynamics.ts';
+export * from './robot-pose.ts';
+export * from './env.ts';
+export * from './dataset.ts';
+export * from './trainer.ts';
+export * from './evaluate.ts';
+export * from './model-file.ts';
+export * from './shadow.ts';
+export * from './plot.ts';
+export * from './loss.ts';
+export * from './refresh.ts';

@@ -1,0 +1,105 @@
+// npm run bench:wm [-- --quick] [-- --model models/wm-base.onnx] [-- --policy models/vla-base.onnx] — one
+// JSON object per line: world-model env vs physics env steps/s at batch 64 with the same actions, in one
+// run; (a) dynamics only: rendering off, precomputed random tokens (policy excluded); (b) full loop:
+// rendering on and the same VLA policy sampling from each env's observations. Ratios are WM / physics
+// cost per step (targets: (b) <= 1/5, (a) <= 1/20).
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { Rng } from '../src/core/rng.ts';
+import { randomAction } from '../src/env/index.ts';
+import type { BatchAction, Env } from '../src/env/types.ts';
+import { createTabletopEnv } from '../src/physics/index.ts';
+import { loadPolicy, PolicySampler } from '../src/policy/index.ts';
+import { DEFAULT_SCENE_PATH, loadSceneFile } from '../src/scene/load-file.ts';
+import { openWorldModelEnv } from '../src/worldmodel/index.ts';
+
+const arg = (name: string, fallback: string) => {
+  const k = process.argv.indexOf(name);
+  return k >= 0 ? process.argv[k + 1] : fallback;
+};
+const quick = process.argv.includes('--quick');
+const MIN_MS = quick ? 500 : 3000;
+const N = 64;
+const TASK = 'tabletop/pick-place';
+const MODEL = arg('--model', 'models/wm-base.onnx');
+const POLICY = arg('--policy', existsSync('models/vla-base.onnx') ? 'models/vla-base.onnx' : 'models/tiny-policy.onnx');
+const scene = loadSceneFile(DEFAULT_SCENE_PATH);
+const emit = (o: Record<string, unknown>): void => console.log(JSON.stringify(o));
+const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+
+/** ms per call of fn (median of >= 5 batches over at least MIN_MS, after a warm-up batch). */
+async function timeAsync(fn: () => Promise<void>, perBatch: number): Promise<number> {
+  for (let i = 0; i < perBatch; i++) await fn();
+  const batches: number[] = [];
+  const until = performance.now() + MIN_MS;
+  while (batches.length < 5 || performance.now() < until) {
+    const t0 = performance.now();
+    for (let i = 0; i < perBatch; i++) await fn();
+    batches.push((performance.now() - t0) / perBatch);
+  }
+  return batches.sort((a, b) => a - b)[Math.floor(batches.length / 2)];
+}
+
+/** One control step of all N envs with `act` choosing the tokens; finished envs are reset (masked). */
+function loop(env: Env, act: (obs: Record<string, unknown>) => Promise<BatchAction> | BatchAction): { step: () => Promise<void>; start: () => Promise<void> } {
+  let obs: Record<string, unknown> = {};
+  let nextSeed = 5000;
+  return {
+    start: async () => { obs = (await env.reset({ seed: 1000 })).obs; },
+    step: async () => {
+      const r = await env.step(await act(obs));
+      obs = r.obs;
+      const mask = Array.from({ length: N }, (_, i) => r.terminated[i] === 1 || r.truncated[i] === 1);
+      if (mask.some(Boolean)) {
+        obs = (await env.reset({ seed: nextSeed, mask })).obs;
+        nextSeed += N;
+      }
+    },
+  };
+}
+
+async function measure(render: boolean, policy: PolicySampler | null): Promise<void> {
+  const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: N, render });
+  const wm = await openWorldModelEnv(MODEL, { scene, spec: physics.spec, numEnvs: N, render });
+  const rng = new Rng(7);
+  const tokens: BatchAction[] = Array.from({ length: 64 }, () => randomAction(physics.spec, N, rng));
+  const make = (env: Env) => {
+    let t = 0;
+    const prng = new Rng(11);
+    return loop(env, policy ? async (obs) => (await policy.act(obs as never, N, prng)).actions : () => tokens[t++ % tokens.length]);
+  };
+  const p = make(physics), w = make(wm);
+  await p.start();
+  await w.start();
+  const per = quick ? 2 : 4;
+  const physMs = await timeAsync(p.step, per);
+  const wmMs = await timeAsync(w.step, per);
+  const mode = policy ? 'full loop (policy inference + rendering included)' : 'dynamics only (policy inference + rendering excluded)';
+  const target = policy ? 1 / 5 : 1 / 20;
+  emit({
+    bench: 'wm-vs-physics', mode, task: TASK, batch: N, render, policy: policy ? POLICY : 'precomputed random tokens', model: MODEL,
+    physics_ms_per_step: round(physMs), wm_ms_per_step: round(wmMs),
+    physics_env_steps_per_s: round((1000 * N) / physMs, 0), wm_env_steps_per_s: round((1000 * N) / wmMs, 0),
+    physics_us_per_env_step: round((1000 * physMs) / N, 1), wm_us_per_env_step: round((1000 * wmMs) / N, 1),
+    ratio_wm_over_physics: round(wmMs / physMs, 4), target_ratio: target, target_met: wmMs / physMs <= target, load: round(loadavg()[0], 2),
+  });
+  physics.close();
+  wm.close();
+}
+
+async function policyOnly(policy: PolicySampler): Promise<void> {
+  const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: N });
+  const { obs } = await physics.reset({ seed: 3 });
+  const rng = new Rng(1);
+  const ms = await timeAsync(async () => { await policy.act(obs, N, rng); }, 4);
+  emit({ bench: 'policy-inference', policy: POLICY, batch: N, ms_per_batch: round(ms), us_per_env: round((1000 * ms) / N, 1) });
+  physics.close();
+}
+
+if (!existsSync(MODEL)) throw new Error(`bench:wm needs a world model at ${MODEL} (wmrl wm train ... --out ${MODEL})`);
+const loaded = await loadPolicy(POLICY);
+const policy = await PolicySampler.create(loaded.config, loaded.params);
+await measure(false, null);
+await measure(true, policy);
+await policyOnly(policy);
+await policy.close();

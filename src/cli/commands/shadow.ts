@@ -1,0 +1,127 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { writeJsonAtomic } from '../../core/node-files.ts';
+import type { BatchAction } from '../../env/types.ts';
+import { createTabletopEnv, type TabletopEnv } from '../../physics/index.ts';
+import type { Scene } from '../../scene/index.ts';
+import { packState, splitSeed, type TaskInstance } from '../../task/index.ts';
+import { DIVERGENCE_KEYS, linePlot, loadEnsembleDynamics, runShadow, WorldModelEnv, type Dynamics, type Prediction, type ShadowReport } from '../../worldmodel/index.ts';
+import { intFlag, parseOptions, printJson, seedFlag, splitFlag, UsageError } from '../options.ts';
+import { writePng } from '../png.ts';
+import { policySource } from '../policies.ts';
+import { progressBar } from '../progress.ts';
+import { loadScene, resolveTasks } from '../scene.ts';
+
+/** The physics itself behind the Dynamics interface (a one-member "world model"): a twin tabletop env
+ *  stepped on the same actions. Starts only where a seed's reset puts it (it cannot be set to an
+ *  arbitrary state), so shadow mode against it must show zero divergence. */
+export class PhysicsDynamics implements Dynamics {
+  readonly members = 1;
+  private constructor(readonly env: TabletopEnv) {}
+
+  static async create(scene: Scene, taskId: string, numEnvs: number): Promise<PhysicsDynamics> {
+    return new PhysicsDynamics(await createTabletopEnv({ scene, taskId, numEnvs, render: false }));
+  }
+
+  async start(rows: readonly number[], tasks: readonly TaskInstance[], states: Float64Array): Promise<void> {
+    const n = this.env.numEnvs;
+    const seed = new Array(n).fill(0);
+    const mask = new Array(n).fill(false);
+    rows.forEach((row, r) => { seed[row] = tasks[r].seed; mask[row] = true; });
+    await this.env.reset({ seed, mask });
+    rows.forEach((row, r) => {
+      const have = packState(this.env.state(row));
+      const want = states.subarray(r * have.length, (r + 1) * have.length);
+      let off = 0;
+      for (let j = 0; j < have.length; j++) off = Math.max(off, Math.abs(have[j] - want[j]));
+      if (off > 1e-4) throw new Error(`physics twin: env ${row} must start at seed ${tasks[r].seed}'s initial state (off by ${off.toExponential(2)})`);
+    });
+  }
+
+  async predict(_states: Float64Array, action: BatchAction, rows: readonly number[]): Promise<Prediction> {
+    await this.env.step(action);
+    const S = packState(this.env.state(0)).length;
+    const mean = new Float64Array(rows.length * S);
+    rows.forEach((row, r) => packState(this.env.state(row), mean, r * S));
+    return { members: mean.slice(), mean };
+  }
+
+  close(): void {
+    this.env.close();
+  }
+}
+
+const ShadowOptions = z.object({
+  policy: z.string(),
+  task: z.string(),
+  episodes: intFlag(1),
+  model: z.string(),
+  sampling: z.enum(['mean', 'member']),
+  noise: z.coerce.number().min(0).max(1),
+  seed: seedFlag,
+  split: splitFlag,
+  numEnvs: intFlag(1).max(256),
+  out: z.string().optional(),
+  scene: z.string().optional(),
+  json: z.boolean().optional(),
+});
+
+const COLOURS: Record<string, [number, number, number]> = { ee_m: [220, 40, 40], fingers_m: [40, 160, 40], objects_m: [40, 80, 220], task_object_m: [230, 150, 20] };
+
+export function registerShadow(program: Command): void {
+  program
+    .command('shadow')
+    .description('step physics and the world model on the same actions; report per-step divergence and hallucinated success')
+    .option('--policy <name>', 'expert | random | a VLA model file (.onnx), acting on the physics observations', 'expert')
+    .option('--task <id>', 'task id (tabletop/push, push, ...)', 'push')
+    .option('--episodes <n>', 'episodes', '20')
+    .option('--model <file>', 'world-model file, or "physics" (the physics itself: zero divergence)', 'models/wm-base.onnx')
+    .option('--sampling <mode>', 'mean | member (one ensemble member per env and step)', 'mean')
+    .option('--noise <p>', 'expert only: probability of replacing each token with a random one', '0')
+    .option('--seed <n>', 'first episode index inside the split', '0')
+    .option('--split <split>', 'train | heldout', 'heldout')
+    .option('--num-envs <n>', 'parallel envs', '8')
+    .option('--out <dir>', 'write shadow.json and shadow.png (divergence per step) here')
+    .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (raw) => {
+      const o = parseOptions(ShadowOptions, raw);
+      const scene = loadScene(o.scene);
+      const [taskId] = resolveTasks(scene, o.task);
+      if (o.task === 'all') throw new UsageError('--task: shadow mode runs one task; pick one of push, pick-place, stack, put-in-bin');
+      const n = Math.min(o.numEnvs, o.episodes);
+      const source = await policySource(o.policy, { seed: o.seed, noise: o.noise });
+      const real = await createTabletopEnv({ scene, taskId, numEnvs: n });
+      const dynamics = o.model === 'physics' ? await PhysicsDynamics.create(scene, taskId, n) : (await loadEnsembleDynamics(o.model, scene, real.spec)).dynamics;
+      const wm = new WorldModelEnv({ scene, spec: real.spec, numEnvs: n, dynamics, sampling: o.sampling, seed: o.seed });
+      const seeds = Array.from({ length: o.episodes }, (_, k) => splitSeed(scene, o.split, o.seed + k));
+      const bar = progressBar('shadow', o.episodes);
+      let report: ShadowReport;
+      try {
+        report = await runShadow(real, wm, { seeds, policy: source.make(real), onEpisode: () => bar.tick() });
+      } finally {
+        bar.stop();
+        await source.close();
+        real.close();
+        wm.close();
+      }
+      const summary = { task: taskId, policy: o.policy, model: o.model, sampling: o.sampling, split: o.split, ...report };
+      let files: { json: string; png: string; png_y_max_m: number; png_series: string[] } | undefined;
+      if (o.out) {
+        mkdirSync(o.out, { recursive: true });
+        const keys = DIVERGENCE_KEYS.filter((k) => k !== 'image_mae');
+        const plot = linePlot(keys.map((k) => ({ name: k, values: report.curves[k], colour: COLOURS[k] })));
+        files = { json: join(o.out, 'shadow.json'), png: join(o.out, 'shadow.png'), png_y_max_m: plot.yMax, png_series: keys.map((k) => `${k} rgb(${COLOURS[k].join(',')})`) };
+        writeJsonAtomic(files.json, { ...summary, plot: files });
+        writePng(files.png, plot.rgb, plot.width, plot.height);
+      }
+      if (o.json) return printJson({ ...summary, files });
+      const mm = (x: number) => `${(1000 * x).toFixed(1)} mm`;
+      console.log(`${taskId} ${o.policy} vs ${o.model}: ${report.episodes} episodes, ${report.steps} steps`);
+      console.log(`mean divergence: ee ${mm(report.mean.ee_m)}  fingers ${mm(report.mean.fingers_m)}  objects ${mm(report.mean.objects_m)}  task object ${mm(report.mean.task_object_m)}  image MAE ${report.mean.image_mae.toFixed(2)}`);
+      console.log(`success: physics ${(100 * report.env_success_rate).toFixed(1)}%  world model ${(100 * report.wm_success_rate).toFixed(1)}%  hallucinated ${(100 * report.hallucinated_success_rate).toFixed(1)}% of episodes, ${(100 * report.hallucinated_step_rate).toFixed(2)}% of steps`);
+      if (files) console.log(`wrote ${files.json} and ${files.png} (y axis 0..${files.png_y_max_m} m)`);
+    });
+}

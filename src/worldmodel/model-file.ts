@@ -1,0 +1,92 @@
+// World-model files: the ensemble ONNX + its sidecar (src/nn) plus NAME.wm.json with what the env
+// needs besides weights: the feature layout version, the object names, the physics specs it was trained
+// for (a WorldModelEnv refuses a spec that differs) and the training report. Node-only.
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { canonicalJson, EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
+import { hashOf } from '../core/hash.ts';
+import { writeAtomic } from '../nn/modelfile.ts';
+import { loadWorldModel, saveWorldModel } from '../nn/nets/worldmodel-file.ts';
+import type { WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
+import type { ParamStore } from '../nn/params.ts';
+import type { Scene } from '../scene/schema.ts';
+import { EnsembleDynamics } from './dynamics.ts';
+import { assertSameSpec, WorldModelEnv } from './env.ts';
+import { FEATURE_VERSION, stateLayout, type StateLimits } from './features.ts';
+
+export const WmMetaSchema = z.object({
+  format: z.literal('wmrl-worldmodel-env/1'),
+  featureVersion: z.number().int(),
+  objects: z.array(z.string()),
+  specs: z.record(z.string(), EnvSpecSchema),
+  command: z.string(),
+  report: z.unknown().optional(),
+});
+export type WmMeta = z.infer<typeof WmMetaSchema>;
+
+export function metaPath(onnxPath: string): string {
+  return onnxPath.replace(/\.onnx$/, '') + '.wm.json';
+}
+
+/** The physical limits predicted states are kept inside (tool yaw +-pi/2 as physics clamps it). */
+export function limitsFromScene(scene: Scene): StateLimits {
+  const ws = scene.robot.workspace;
+  const margin = 0.01; // the tool centre point may trail the clamped target slightly
+  return {
+    maxOpening: scene.robot.finger.maxOpening, yawLimit: Math.PI / 2,
+    workspace: { min: ws.min.map((v) => v - margin), max: ws.max.map((v) => v + margin) },
+    // tipBelow: the fingertips reach 15 mm below the tool centre point (physics/robot.ts TIP_BELOW_TCP)
+    restGate: { speed: 0.01, radius: 0.12, tipBelow: 0.015, clearance: 0.01 },
+    settleTol: 0.003,
+    velocityFromDisplacement: scene.control.timestep * scene.control.substeps,
+  };
+}
+
+export async function saveWmModel(path: string, config: WorldModelNetConfig, params: ParamStore, meta: Omit<WmMeta, 'format' | 'featureVersion'>, seed: number, steps: number): Promise<void> {
+  const full: WmMeta = { format: 'wmrl-worldmodel-env/1', featureVersion: FEATURE_VERSION, ...meta };
+  WmMetaSchema.parse(full);
+  const specHash = hashOf(canonicalJson(Object.values(full.specs).sort((a, b) => a.id.localeCompare(b.id))));
+  await saveWorldModel(path, config, params, { provenance: { producer: 'wmrl wm train', seed, steps, notes: meta.command }, specHash });
+  await writeAtomic(metaPath(path), JSON.stringify(full, null, 2) + '\n');
+}
+
+export async function loadWmModel(path: string): Promise<{ params: ParamStore; meta: WmMeta; netConfig: WorldModelNetConfig & { members: number } }> {
+  const m = await loadWorldModel(path);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(metaPath(path), 'utf8'));
+  } catch (e) {
+    throw new Error(`${metaPath(path)}: cannot read world-model env metadata: ${(e as Error).message}`);
+  }
+  const parsed = WmMetaSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`${metaPath(path)}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (parsed.data.featureVersion !== FEATURE_VERSION) throw new Error(`${metaPath(path)}: featureVersion ${parsed.data.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`);
+  return { params: m.params, meta: parsed.data, netConfig: m.config as WorldModelNetConfig & { members: number } };
+}
+
+export interface OpenWorldModelOptions {
+  scene: Scene;
+  /** The physics env's spec of the task to run (must equal the one the model stored). */
+  spec: EnvSpec;
+  numEnvs: number;
+  sampling?: 'mean' | 'member';
+  seed?: number;
+  render?: boolean;
+}
+
+/** Loads a world-model file and builds its dynamics for a scene and spec. */
+export async function loadEnsembleDynamics(path: string, scene: Scene, spec: EnvSpec): Promise<{ dynamics: EnsembleDynamics; meta: WmMeta; params: ParamStore }> {
+  const { params, meta, netConfig } = await loadWmModel(path);
+  const names = scene.objects.map((o) => o.name);
+  if (meta.objects.join(',') !== names.join(',')) throw new Error(`${path}: trained on objects [${meta.objects}], the scene has [${names}]`);
+  const stored = meta.specs[spec.id];
+  if (!stored) throw new Error(`${path}: not trained for ${spec.id} (has ${Object.keys(meta.specs).join(', ')})`);
+  assertSameSpec(spec, stored, `${path}: stored spec`);
+  const dynamics = await EnsembleDynamics.create(netConfig, params, stateLayout(scene.objects), limitsFromScene(scene), spec);
+  return { dynamics, meta, params };
+}
+
+export async function openWorldModelEnv(path: string, o: OpenWorldModelOptions): Promise<WorldModelEnv> {
+  const { dynamics } = await loadEnsembleDynamics(path, o.scene, o.spec);
+  return new WorldModelEnv({ scene: o.scene, spec: o.spec, numEnvs: o.numEnvs, dynamics, sampling: o.sampling, seed: o.seed, render: o.render });
+}
