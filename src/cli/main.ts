@@ -1,10 +1,15 @@
 import { Command, CommanderError } from 'commander';
 import { SceneError } from '../scene/index.ts';
 import { UsageError } from './options.ts';
+import { registerCollect } from './commands/collect.ts';
 import { registerDemo } from './commands/demo.ts';
+import { registerEval } from './commands/eval.ts';
+import { registerPretrain } from './commands/pretrain.ts';
 import { registerRender } from './commands/render.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerTasks } from './commands/tasks.ts';
+import { registerWm } from './commands/wm.ts';
+import { registerShadow } from './commands/shadow.ts';
 
 export function buildProgram(): Command {
   const program = new Command('wmrl')
@@ -16,6 +21,11 @@ export function buildProgram(): Command {
   registerTasks(program);
   registerRollout(program);
   registerRender(program);
+  registerWm(program);
+  registerShadow(program);
+  registerCollect(program);
+  registerPretrain(program);
+  registerEval(program);
   return program;
 }
 

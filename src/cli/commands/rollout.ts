@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ACTION_NAMES } from '../../physics/index.ts';
 import { writeEpisodeFolder, type StoredEpisode } from '../../rollout/index.ts';
 import { stateNames } from '../../task/index.ts';
-import { builtinPolicy } from '../policies.ts';
+import { policySource } from '../policies.ts';
 import { intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { formatSummary, runEpisodes, summarise, type SuccessSummary } from '../run-episodes.ts';
@@ -31,7 +31,7 @@ export function registerRollout(program: Command): void {
     .command('rollout')
     .description('run a policy in physics, print the success rate (Wilson 95% CI) and save the episodes')
     .option('--task <id>', 'task id (tabletop/push, push, ...) or all', 'all')
-    .option('--policy <name>', 'expert | random', 'expert')
+    .option('--policy <name>', 'expert | random | a model file (.onnx)', 'expert')
     .option('--episodes <n>', 'episodes per task', '20')
     .option('--seed <n>', 'first episode index inside the split', '0')
     .option('--split <split>', 'train | heldout', 'train')
@@ -47,17 +47,19 @@ export function registerRollout(program: Command): void {
       const out = opts.out ?? defaultRunDir('rollout');
       const all: StoredEpisode[] = [];
       const tasks: Record<string, SuccessSummary> = {};
+      const source = await policySource(opts.policy, { seed: opts.seed, noise: opts.noise });
       const bar = progressBar('rollout', taskIds.length * opts.episodes);
       for (const taskId of taskIds) {
         const episodes = await runEpisodes({
           scene, taskId, policyName: opts.policy, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs, recordStates: true,
-          makePolicy: (env) => builtinPolicy(opts.policy, env, opts.seed, opts.noise),
+          makePolicy: (env) => source.make(env),
           onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
         });
         tasks[taskId] = summarise(episodes);
         all.push(...episodes);
       }
       bar.stop();
+      await source.close();
       writeEpisodeFolder(out, { command: `wmrl rollout ${process.argv.slice(3).join(' ')}`, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((o) => o.name)) }, all);
       const overall = summarise(all);
       if (opts.json) return printJson({ task: opts.task, policy: opts.policy, split: opts.split, ...overall, tasks, out });

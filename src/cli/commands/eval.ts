@@ -1,0 +1,104 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { writeEvalFolder } from '../eval-chart.ts';
+import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, formatReport, policyResult, validateReport } from '../eval-report.ts';
+import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
+import { policySource } from '../policies.ts';
+import { progressBar } from '../progress.ts';
+import { runEpisodes } from '../run-episodes.ts';
+import { loadScene, resolveTasks } from '../scene.ts';
+import type { Scene } from '../../scene/index.ts';
+import { defaultRunDir } from './rollout.ts';
+
+export const DEFAULT_EVAL_TEMPERATURE = 1;
+
+const EvalOptions = z.object({
+  policy: z.string().min(1).optional(),
+  compare: z.array(z.string().min(1)).length(2, 'takes exactly two policies: --compare A B').optional(),
+  split: splitFlag,
+  episodes: intFlag(1),
+  seed: seedFlag,
+  temperature: z.coerce.number().min(0, 'must be >= 0 (0 = greedy)').max(100, 'must be <= 100'),
+  task: z.string(),
+  numEnvs: intFlag(1).max(256),
+  out: z.string().optional(),
+  scene: z.string().optional(),
+  json: z.boolean().optional(),
+});
+export type EvalOpts = z.infer<typeof EvalOptions>;
+
+/** Runs one policy on every task on the same seeds (episode k: split index seed + k). */
+async function evalPolicy(scene: Scene, name: string, taskIds: string[], opts: EvalOpts, tick: () => void): Promise<PolicyResult> {
+  const source = await policySource(name, { seed: opts.seed, temperature: opts.temperature, flag: opts.compare ? '--compare' : '--policy' });
+  try {
+    const perTask = [];
+    for (const taskId of taskIds) {
+      const episodes = await runEpisodes({
+        scene, taskId, policyName: name, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs,
+        makePolicy: (env) => source.make(env),
+        onEpisode: tick,
+      });
+      perTask.push({ taskId, episodes });
+    }
+    return policyResult(name, perTask);
+  } finally {
+    await source.close();
+  }
+}
+
+/** The whole evaluation: real physics only, one or two policies, the validated report. */
+export async function runEval(opts: EvalOpts): Promise<EvalReport> {
+  const names = opts.compare ?? (opts.policy ? [opts.policy] : []);
+  if (names.length === 0) throw new UsageError('--policy: required (or --compare A B)');
+  if (opts.policy && opts.compare) throw new UsageError('--compare: use either --policy P or --compare A B, not both');
+  const scene = loadScene(opts.scene);
+  const taskIds = resolveTasks(scene, opts.task);
+  const bar = progressBar('eval', names.length * taskIds.length * opts.episodes);
+  const results: PolicyResult[] = [];
+  try {
+    for (const name of names) results.push(await evalPolicy(scene, name, taskIds, opts, () => bar.tick()));
+  } finally {
+    bar.stop();
+  }
+  return validateReport({
+    format: EVAL_FORMAT,
+    split: opts.split,
+    episodes_per_task: opts.episodes,
+    seed: opts.seed,
+    temperature: opts.temperature,
+    seeds: { first_index: opts.seed, count: opts.episodes },
+    tasks: taskIds,
+    policies: results,
+    paired: results.length === 2 ? comparePolicies(results[0], results[1]) : undefined,
+  });
+}
+
+export function registerEval(program: Command): void {
+  program
+    .command('eval')
+    .description('evaluate a policy in physics: success per task family with Wilson 95% CIs; --compare A B gives the paired difference')
+    .option('--policy <p>', 'model file (.onnx), expert or random')
+    .option('--compare <policies...>', 'two policies run on the same seeds: --compare A B')
+    .option('--split <split>', 'train | heldout (held-out seeds and object-target pairs)', 'heldout')
+    .option('--episodes <n>', 'episodes per task family', '100')
+    .option('--seed <n>', 'first episode index inside the split, and the sampling seed', '0')
+    .option('--temperature <t>', 'model policies: sampling temperature (0 = greedy argmax)', String(DEFAULT_EVAL_TEMPERATURE))
+    .option('--task <id>', 'task id or all', 'all')
+    .option('--num-envs <n>', 'parallel envs', '8')
+    .option('--out <dir>', 'run folder for report.json, success.png, index.html (default: runs/eval-<time>)')
+    .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (raw) => {
+      const opts = parseOptions(EvalOptions, raw);
+      const report = await runEval(opts);
+      const out = opts.out ?? defaultRunDir('eval');
+      const files = writeEvalFolder(out, report);
+      if (opts.json) {
+        const strip = (p: PolicyResult) => ({ policy: p.policy, results: p.results });
+        const head = { split: report.split, episodes_per_task: report.episodes_per_task, seed: report.seed, temperature: report.temperature, out, report: files.json };
+        return printJson(report.paired ? { ...head, policies: report.policies.map(strip), paired: report.paired } : { ...head, ...strip(report.policies[0]) });
+      }
+      console.log(formatReport(report));
+      console.log(`report: ${files.json}  chart: ${files.html}`);
+    });
+}

@@ -1,0 +1,168 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { canonicalJson } from '../../core/spec.ts';
+import { hashOf } from '../../core/hash.ts';
+import { jsonLine } from '../../core/node-files.ts';
+import { Graph } from '../../nn/ir.ts';
+import { ParamStore } from '../../nn/params.ts';
+import { fixedCameras, tabletopSpec } from '../../physics/index.ts';
+import { BcTrainer } from '../../policy/bc.ts';
+import { loadBcCheckpoint, saveBcCheckpoint } from '../../policy/bc-checkpoint.ts';
+import { savePolicy } from '../../policy/model.ts';
+import { VLA_SIZES_DEFAULT, VLA_SIZES_TINY, type VlaSizes, specInterfaceHash, vlaConfigFromSpec } from '../../policy/spec-config.ts';
+import { WordTokenizer, splitWords } from '../../policy/tokenizer.ts';
+import { vlaForwardBuilder } from '../../policy/vla.ts';
+import type { Scene } from '../../scene/index.ts';
+import { demosToDataset, readDemoFolder } from '../demos.ts';
+import { UsageError, intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
+import { progressBar } from '../progress.ts';
+import { loadScene } from '../scene.ts';
+
+/** Network presets: tiny, default (the benchmarked ~0.4 M-parameter VLA) and mid (three stride-2 convs
+ *  keep an 8x8 feature map, so the flattened features keep where things are). */
+export const PRETRAIN_SIZES: Record<string, VlaSizes> = {
+  tiny: VLA_SIZES_TINY,
+  default: VLA_SIZES_DEFAULT,
+  mid: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }] },
+  /** mid with a two-layer trunk: late fusion needs depth to gate image features by the instruction. */
+  deep: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], trunk: [256, 256] },
+};
+
+const PretrainOptions = z.object({
+  data: z.string().min(1),
+  out: z.string().endsWith('.onnx', 'must end in .onnx'),
+  steps: intFlag(1),
+  batch: intFlag(1).max(4096),
+  lr: z.coerce.number().positive('must be > 0'),
+  weightDecay: z.coerce.number().min(0, 'must be >= 0'),
+  shift: intFlag(0).max(16),
+  size: z.enum(['tiny', 'mid', 'deep', 'default']),
+  seed: seedFlag,
+  logEvery: intFlag(1),
+  threads: intFlag(1).max(64),
+  checkpointEvery: intFlag(1),
+  runDir: z.string().optional(),
+  resume: z.boolean().optional(),
+  onlySuccess: z.boolean().optional(),
+  counterfactual: z.boolean(),
+  json: z.boolean().optional(),
+});
+type Opts = z.infer<typeof PretrainOptions>;
+
+/** Every instruction template and object/target phrase of the scene: the tokenizer's corpus, so
+ *  held-out object-target combinations use known words. */
+export function sceneWords(scene: Scene): { corpus: string[]; maxLength: number } {
+  const phrases = [...scene.objects, ...scene.zones, ...scene.bins].flatMap((x) => x.words);
+  const templates = scene.tasks.flatMap((t) => t.templates);
+  const longestPhrase = Math.max(...phrases.map((p) => splitWords(p).length));
+  const longest = Math.max(...templates.map((t) => splitWords(t.replace(/\{\w+\}/g, ' ')).length + 2 * longestPhrase));
+  return { corpus: [...templates.map((t) => t.replace(/\{\w+\}/g, ' ')), ...phrases], maxLength: longest };
+}
+
+/** What must match for --resume to continue the same run. */
+function runKey(opts: Opts, dataHash: string): Record<string, unknown> {
+  const { data: _d, out: _o, steps: _s, logEvery: _l, checkpointEvery: _c, runDir: _r, resume: _re, json: _j, threads: _t, ...rest } = opts;
+  return { ...rest, steps: opts.steps, dataHash };
+}
+
+/** Keep only the metrics lines up to `step` (a resumed run rewrites the rest). */
+function truncateMetrics(path: string, step: number): void {
+  if (!existsSync(path)) return;
+  const kept = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() && (JSON.parse(l) as { step: number }).step <= step);
+  writeFileSync(path, kept.map((l) => `${l}\n`).join(''));
+}
+
+async function pretrain(opts: Opts): Promise<Record<string, unknown>> {
+  const started = performance.now();
+  const { meta, demos: all } = readDemoFolder(opts.data);
+  const demos = opts.onlySuccess ? all.filter((d) => d.success) : all;
+  if (demos.length === 0) throw new UsageError(`--data: ${opts.data} holds no usable demonstrations`);
+  const scene = loadScene(meta.scene);
+  const spec = tabletopSpec(scene, demos[0].task, fixedCameras(scene));
+  const words = sceneWords(scene);
+  const tokenizer = WordTokenizer.fromCorpus(words.corpus, { maxLength: words.maxLength });
+  const config = vlaConfigFromSpec(spec, tokenizer.config, PRETRAIN_SIZES[opts.size]);
+  const runDir = opts.runDir ?? join('runs', `pretrain-${basename(opts.out, '.onnx')}`);
+  const dataHash = hashOf(readFileSync(join(opts.data, 'episodes.bin')), readFileSync(join(opts.data, 'labels.bin')));
+  const run = runKey(opts, dataHash);
+
+  const bar = progressBar('pretrain', opts.steps);
+  process.stderr.write(`re-simulating ${demos.length} demonstrations ...\n`);
+  const ds = await demosToDataset(scene, demos, config, tokenizer, { counterfactual: opts.counterfactual });
+  const g = new Graph();
+  vlaForwardBuilder(config)(g);
+  let params = ParamStore.init(g.params, opts.seed);
+  const ckpt = opts.resume && existsSync(join(runDir, 'checkpoint.json')) ? loadBcCheckpoint(runDir) : null;
+  if (opts.resume && !ckpt) throw new UsageError(`--resume: no checkpoint in ${runDir}`);
+  if (ckpt) {
+    if (canonicalJson(ckpt.run) !== canonicalJson(run)) throw new UsageError(`--resume: the checkpoint in ${runDir} belongs to a run with different options or data`);
+    params = ckpt.params;
+  }
+  const trainer = await BcTrainer.create(config, params, { batch: opts.batch, lr: opts.lr, totalSteps: opts.steps, weightDecay: opts.weightDecay, shift: opts.shift, seed: opts.seed, runtime: { threads: opts.threads } });
+  const metricsPath = join(runDir, 'metrics.jsonl');
+  mkdirSync(runDir, { recursive: true });
+  if (ckpt) {
+    trainer.resume(ckpt.optimizer, ckpt.step);
+    truncateMetrics(metricsPath, ckpt.step);
+  } else writeFileSync(metricsPath, '');
+  bar.tick(trainer.stepCount);
+  const save = () => saveBcCheckpoint(runDir, { step: trainer.stepCount, config, run, params: trainer.params(), optimizer: trainer.exportOptimizer() });
+  let last = null;
+  let window = 0;
+  let windowLoss = 0;
+  try {
+    while (trainer.stepCount < opts.steps) {
+      const r = await trainer.step(ds);
+      windowLoss += r.loss;
+      window++;
+      if (r.step % opts.logEvery === 0 || r.step === opts.steps) {
+        last = { step: r.step, lr: r.lr, loss: windowLoss / window, grad_norm: r.gradNorm, finite: r.finite, accuracy: r.accuracy, seconds: (performance.now() - started) / 1000 };
+        appendFileSync(metricsPath, jsonLine(last));
+        window = 0;
+        windowLoss = 0;
+      }
+      if (r.step % opts.checkpointEvery === 0 || r.step === opts.steps) save();
+      bar.tick(1, `loss ${r.loss.toFixed(3)}`);
+    }
+  } finally {
+    bar.stop();
+  }
+  const finalParams = trainer.params();
+  await trainer.close();
+  await savePolicy(opts.out, config, finalParams, {
+    provenance: { producer: 'wmrl pretrain', seed: opts.seed, steps: opts.steps, notes: `behaviour cloning on ${demos.length} demos (${ds.size} steps) from ${opts.data} (noise ${meta.noise}, DART labels, counterfactual ${opts.counterfactual}); size ${opts.size}, batch ${opts.batch}, lr ${opts.lr}, shift ${opts.shift}` },
+    specHash: specInterfaceHash(spec),
+  });
+  return { out: opts.out, runDir, demos: demos.length, samples: ds.size, params: finalParams.size, steps: opts.steps, last, seconds: (performance.now() - started) / 1000 };
+}
+
+export function registerPretrain(program: Command): void {
+  program
+    .command('pretrain')
+    .description('behaviour-clone the VLA on demonstrations from `wmrl collect` (cross-entropy on action tokens)')
+    .requiredOption('--data <dir>', 'demonstration folder written by wmrl collect')
+    .requiredOption('--out <file.onnx>', 'policy file to write (plus its .json sidecar)')
+    .option('--steps <n>', 'optimizer steps', '3000')
+    .option('--batch <n>', 'batch size', '64')
+    .option('--lr <x>', 'peak learning rate (cosine decay to 10%)', '0.001')
+    .option('--weight-decay <x>', 'AdamW decoupled weight decay', '0.0001')
+    .option('--shift <px>', 'random-shift image augmentation (pixels, 0 = off)', '2')
+    .option('--size <preset>', 'network size: tiny | mid | deep | default', 'tiny')
+    .option('--seed <n>', 'initialisation and batch-sampling seed', '0')
+    .option('--log-every <n>', 'steps per JSONL metrics line', '50')
+    .option('--threads <n>', 'onnxruntime intra-op threads', '1')
+    .option('--checkpoint-every <n>', 'steps between (atomic) checkpoints', '500')
+    .option('--run-dir <dir>', 'checkpoints and metrics.jsonl (default: runs/pretrain-<name>)')
+    .option('--resume', 'continue from the checkpoint in the run folder (same options and data)')
+    .option('--only-success', 'train only on demonstrations whose noisy execution succeeded')
+    .option('--no-counterfactual', 'leave out the counterfactual-instruction rows (approach frames relabelled for the other objects)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (raw) => {
+      const opts = parseOptions(PretrainOptions, raw);
+      const result = await pretrain(opts);
+      if (opts.json) return printJson(result);
+      console.log(`wrote ${opts.out}: ${result.steps} steps on ${result.samples} samples in ${(result.seconds as number).toFixed(0)} s (metrics: ${result.runDir}/metrics.jsonl)`);
+    });
+}

@@ -1,0 +1,250 @@
+// Expert demonstrations for behaviour cloning. Collection runs the privileged scripted expert and
+// executes its tokens with noise (each token replaced by a uniform one with probability `noise`), but
+// labels every step with the expert's clean token for the state actually visited (DART): the data
+// shows recoveries from perturbed states. On disk: a wmrl-episodes/1 folder (executed tokens,
+// rewards, states) plus labels.bin (Int32 clean tokens, same layout as the actions) and demos.json.
+// Observations are not stored: the env is deterministic, so pretraining re-simulates them from the
+// seed and the executed tokens (and checks the rewards match).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
+import { Rng } from '../core/rng.ts';
+import type { BatchAction, BatchObs } from '../env/types.ts';
+import { ACTION_NAMES, ScriptedExpert, createTabletopEnv, type TabletopEnv } from '../physics/index.ts';
+import type { BcDataset } from '../policy/bc.ts';
+import type { VlaConfig } from '../policy/vla.ts';
+import type { WordTokenizer } from '../policy/tokenizer.ts';
+import { readEpisodeFolder, writeEpisodeFolder, type Policy, type StoredEpisode } from '../rollout/index.ts';
+import type { Scene } from '../scene/index.ts';
+import { stateNames, type TaskInstance } from '../task/index.ts';
+import { runEpisodes } from './run-episodes.ts';
+
+export const DEMOS_FORMAT = 'wmrl-demos/1';
+
+export const DemosMetaSchema = z.object({
+  format: z.literal(DEMOS_FORMAT),
+  scene: z.string(),
+  noise: z.number().min(0).max(1),
+  seed: z.number().int(),
+  /** 'expert': labels.bin holds the clean expert tokens (DART); the executed ones are in episodes.bin. */
+  labels: z.literal('expert'),
+  observations: z.literal('re-simulate'),
+});
+export type DemosMeta = z.infer<typeof DemosMetaSchema>;
+
+export type Demo = StoredEpisode & { labels: Int32Array; counterfactual: CounterfactualLabel[] };
+
+/** The same episode with another object to manipulate: same layout and target, the instruction with
+ *  the object's phrase swapped (null when that object is the target). */
+export function counterfactualTask(scene: Scene, task: TaskInstance, object: number): TaskInstance | null {
+  if (object === task.object || (task.target.kind === 'object' && task.target.index === object)) return null;
+  const from = scene.objects[task.object].words;
+  const k = from.findIndex((w) => task.instruction.includes(w));
+  if (k < 0) throw new Error(`instruction "${task.instruction}" does not name object ${scene.objects[task.object].name}`);
+  const to = scene.objects[object].words;
+  return { ...task, object, instruction: task.instruction.replace(from[k], to[k] ?? to[0]) };
+}
+
+/** One counterfactual label: at step `step` of the episode, had the instruction named `object`, the
+ *  expert would have chosen `tokens` (recorded only while both experts are still approaching). */
+export interface CounterfactualLabel {
+  step: number;
+  object: number;
+  tokens: number[];
+}
+
+/** An expert that reads the real state but another object's task (cached per real task, so its phase
+ *  memory persists through the episode). */
+function counterfactualExpert(env: TabletopEnv, object: number): ScriptedExpert {
+  const cache = new Map<TaskInstance, TaskInstance | null>();
+  const taskOf = (i: number): TaskInstance | null => {
+    const real = env.task(i);
+    if (!cache.has(real)) cache.set(real, counterfactualTask(env.scene, real, object));
+    return cache.get(real)!;
+  };
+  return new ScriptedExpert({ numEnvs: env.numEnvs, scene: env.scene, state: (i) => env.state(i), task: (i) => taskOf(i) ?? env.task(i) });
+}
+
+/** The expert acting with token noise; `labels` keeps, per episode seed, the clean tokens it chose, and
+ *  `counterfactual` what it would have chosen for each other object at approach-phase steps. */
+export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Policy & { labels: Map<number, number[]>; counterfactual: Map<number, CounterfactualLabel[]> } {
+  const expert = new ScriptedExpert(env, { noise: 0 });
+  const others = env.scene.objects.map((_, o) => ({ object: o, expert: counterfactualExpert(env, o) }));
+  const rng = new Rng(seed, 0xda27);
+  const labels = new Map<number, number[]>();
+  const counterfactual = new Map<number, CounterfactualLabel[]>();
+  const slotSeed = new Int32Array(env.numEnvs).fill(-1);
+  const c = env.scene.control;
+  return {
+    labels,
+    counterfactual,
+    onReset(envs, info) {
+      for (const i of envs) {
+        slotSeed[i] = info.seeds[i];
+        labels.set(info.seeds[i], []);
+        counterfactual.set(info.seeds[i], []);
+      }
+    },
+    act(): BatchAction {
+      const clean = expert.act();
+      const alt = others.map((x) => x.expert.act());
+      const out: BatchAction = {};
+      for (const name of ACTION_NAMES) out[name] = Int32Array.from(clean[name]);
+      for (let i = 0; i < env.numEnvs; i++) {
+        const rec = labels.get(slotSeed[i]);
+        if (!rec) continue;
+        const step = rec.length / ACTION_NAMES.length;
+        others.forEach((x, k) => {
+          if (x.object === env.task(i).object || counterfactualTask(env.scene, env.task(i), x.object) === null) return;
+          if (expert.phase(i) !== 'approach' || x.expert.phase(i) !== 'approach') return;
+          counterfactual.get(slotSeed[i])!.push({ step, object: x.object, tokens: ACTION_NAMES.map((n) => alt[k][n][i]) });
+        });
+        for (const name of ACTION_NAMES) {
+          rec.push(clean[name][i]);
+          if (noise > 0 && rng.uniform() < noise) out[name][i] = rng.int(name === 'grip' ? c.gripperBins : c.bins);
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** Demonstrations of one task on train-split episodes [seedOffset, seedOffset + episodes). */
+export async function collectDemos(scene: Scene, taskId: string, o: { episodes: number; noise: number; seed: number; seedOffset: number; numEnvs: number; onEpisode?: (e: StoredEpisode) => void }): Promise<Demo[]> {
+  let policy: ReturnType<typeof noisyExpert> | null = null;
+  const episodes = await runEpisodes({
+    scene, taskId, policyName: `expert+noise${o.noise}`, episodes: o.episodes, split: 'train', seedOffset: o.seedOffset, numEnvs: o.numEnvs, recordStates: true,
+    makePolicy: (env) => (policy = noisyExpert(env, o.noise, o.seed)),
+    onEpisode: o.onEpisode,
+  });
+  return episodes.map((e) => ({
+    ...e,
+    labels: Int32Array.from(policy!.labels.get(e.seed)!.slice(0, e.actions.length)),
+    counterfactual: policy!.counterfactual.get(e.seed)!.filter((x) => x.step < e.length),
+  }));
+}
+
+export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, scene: Scene, demos: Demo[]): void {
+  writeEpisodeFolder(dir, { command, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((x) => x.name)) }, demos);
+  const total = demos.reduce((s, d) => s + d.labels.length, 0);
+  const labels = new Int32Array(total);
+  let k = 0;
+  for (const d of demos) {
+    labels.set(d.labels, k);
+    k += d.labels.length;
+  }
+  writeFileAtomic(join(dir, 'labels.bin'), new Uint8Array(labels.buffer));
+  const cf = demos.flatMap((d, di) => d.counterfactual.map((x) => [di, x.step, x.object, ...x.tokens]));
+  writeFileAtomic(join(dir, 'counterfactual.bin'), new Uint8Array(Int32Array.from(cf.flat()).buffer));
+  writeJsonAtomic(join(dir, 'demos.json'), DemosMetaSchema.parse(meta));
+}
+
+export function readDemoFolder(dir: string): { meta: DemosMeta; demos: Demo[] } {
+  const metaPath = join(dir, 'demos.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(metaPath, 'utf8'));
+  } catch (e) {
+    throw new Error(`${metaPath}: cannot read (is ${dir} a folder written by wmrl collect?): ${(e as Error).message}`);
+  }
+  const parsed = DemosMetaSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`${metaPath}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const { episodes } = readEpisodeFolder(dir);
+  const buf = readFileSync(join(dir, 'labels.bin'));
+  const labels = new Int32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+  const need = episodes.reduce((s, e) => s + e.actions.length, 0);
+  if (labels.length !== need) throw new Error(`${join(dir, 'labels.bin')}: ${labels.length} tokens, the episodes need ${need}`);
+  let k = 0;
+  const demos: Demo[] = episodes.map((e) => ({ ...e, labels: labels.slice(k, (k += e.actions.length)), counterfactual: [] }));
+  const cfPath = join(dir, 'counterfactual.bin');
+  if (existsSync(cfPath)) {
+    const b = readFileSync(cfPath);
+    const cf = new Int32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+    const R = 3 + ACTION_NAMES.length;
+    if (cf.length % R !== 0) throw new Error(`${cfPath}: ${cf.length} values is not a whole number of ${R}-value records`);
+    for (let r = 0; r < cf.length; r += R) {
+      const d = demos[cf[r]];
+      if (!d || cf[r + 1] >= d.length) throw new Error(`${cfPath}: record ${r / R} points at episode ${cf[r]} step ${cf[r + 1]}, which does not exist`);
+      d.counterfactual.push({ step: cf[r + 1], object: cf[r + 2], tokens: Array.from(cf.subarray(r + 3, r + R)) });
+    }
+  }
+  return { meta: parsed.data, demos };
+}
+
+/** Which steps of which demo are training samples: every step of every demo ('all'), or only of the
+ *  demos the noisy execution still solved ('success'). */
+export type DemoFilter = 'all' | 'success';
+
+function copyRow(obs: BatchObs, i: number, ds: BcDataset, row: number, config: VlaConfig, tokens: Int32Array): void {
+  const [h, w] = config.imageSize;
+  const px = h * w * 3;
+  for (const cam of config.cameras) ds.images[cam].set((obs[cam] as Uint8Array).subarray(i * px, (i + 1) * px), row * px);
+  if (config.proprio) {
+    const d = config.proprio.dim;
+    ds.proprio!.set((obs[config.proprio.name] as Float32Array).subarray(i * d, (i + 1) * d), row * d);
+  }
+  ds.tokens.set(tokens, row * config.tokenizer.maxLength);
+}
+
+/** Re-simulates one task's demos (executed tokens from their seeds) into dataset rows starting at `row`;
+ *  throws if a replayed reward differs from the recorded one (the env must be deterministic). */
+async function replayTask(scene: Scene, taskId: string, demos: Demo[], ds: BcDataset, row: number, config: VlaConfig, tokenizer: WordTokenizer, numEnvs: number, cf: boolean): Promise<number> {
+  const A = ACTION_NAMES.length;
+  const env = await createTabletopEnv({ scene, taskId, numEnvs: Math.min(numEnvs, demos.length) });
+  try {
+    for (let start = 0; start < demos.length; start += env.numEnvs) {
+      const group = demos.slice(start, start + env.numEnvs);
+      const seeds = Array.from({ length: env.numEnvs }, (_, i) => group[Math.min(i, group.length - 1)].seed);
+      let { obs } = await env.reset({ seed: seeds });
+      const tokens = group.map((d) => tokenizer.encode(d.instruction));
+      const longest = Math.max(...group.map((d) => d.length));
+      for (let t = 0; t < longest; t++) {
+        const action: BatchAction = {};
+        for (const [j, name] of ACTION_NAMES.entries()) action[name] = Int32Array.from(seeds, (_, i) => (i < group.length && t < group[i].length ? group[i].actions[t * A + j] : 0));
+        group.forEach((d, i) => {
+          if (t >= d.length) return;
+          copyRow(obs, i, ds, row, config, tokens[i]);
+          for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = d.labels[t * A + j];
+          row++;
+          if (!cf) return;
+          for (const x of d.counterfactual) {
+            if (x.step !== t) continue;
+            copyRow(obs, i, ds, row, config, tokenizer.encode(counterfactualTask(scene, env.task(i), x.object)!.instruction));
+            for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = x.tokens[j];
+            row++;
+          }
+        });
+        const r = await env.step(action);
+        group.forEach((d, i) => {
+          if (t < d.length && r.reward[i] !== d.rewards[t]) throw new Error(`replay of ${taskId} seed ${d.seed} diverged at step ${t}: reward ${r.reward[i]}, recorded ${d.rewards[t]}`);
+        });
+        obs = r.obs;
+      }
+    }
+  } finally {
+    env.close();
+  }
+  return row;
+}
+
+/** The BC dataset of a demo folder: observations re-simulated, labels = the expert's clean tokens; with
+ *  `counterfactual`, approach-phase frames also appear with the other objects' instructions and labels
+ *  (the same image, a different instruction, a different action: the policy must read the instruction). */
+export async function demosToDataset(scene: Scene, demos: Demo[], config: VlaConfig, tokenizer: WordTokenizer, o: { numEnvs?: number; counterfactual?: boolean } = {}): Promise<BcDataset> {
+  const cf = o.counterfactual ?? false;
+  const size = demos.reduce((s, d) => s + d.length + (cf ? d.counterfactual.length : 0), 0);
+  const [h, w] = config.imageSize;
+  const ds: BcDataset = {
+    size,
+    images: Object.fromEntries(config.cameras.map((c) => [c, new Uint8Array(size * h * w * 3)])),
+    proprio: config.proprio ? new Float32Array(size * config.proprio.dim) : null,
+    tokens: new Int32Array(size * config.tokenizer.maxLength),
+    labels: Object.fromEntries(config.actions.map((a) => [a.name, new Int32Array(size)])),
+  };
+  let row = 0;
+  for (const taskId of [...new Set(demos.map((d) => d.task))]) {
+    row = await replayTask(scene, taskId, demos.filter((d) => d.task === taskId), ds, row, config, tokenizer, o.numEnvs ?? 8, cf);
+  }
+  return ds;
+}

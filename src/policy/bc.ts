@@ -1,0 +1,189 @@
+// Behaviour cloning of the VLA: an in-memory dataset of (observation, expert action tokens), seeded
+// minibatches with random-shift image augmentation, and a train step that minimises the summed
+// cross-entropy of the action-token heads. Batches depend only on (seed, step), so a resumed run sees
+// exactly the batches the uninterrupted run would have seen. Node-only (onnxruntime-node).
+import { dcos } from '../core/dmath.ts';
+import { Rng } from '../core/rng.ts';
+import type { Graph } from '../nn/ir.ts';
+import * as o from '../nn/ops.ts';
+import type { ParamStore } from '../nn/params.ts';
+import { type Feeds, type RuntimeOptions, floatData, tensor } from '../nn/runtime.ts';
+import { type LossBuild, TrainSession } from '../nn/train.ts';
+import { VLA_IO, type VlaConfig, actionScores, vlaActionInputs, vlaInputs, vlaNet } from './vla.ts';
+
+/** One row per sample: every camera's uint8 HWC image, proprio, instruction token ids, label tokens. */
+export interface BcDataset {
+  size: number;
+  images: Record<string, Uint8Array>;
+  proprio: Float32Array | null;
+  /** Token ids, size x tokenizer.maxLength. */
+  tokens: Int32Array;
+  /** Target bin per action dimension, size entries each. */
+  labels: Record<string, Int32Array>;
+}
+
+export interface BcOptions {
+  batch: number;
+  lr: number;
+  /** Cosine decay from lr to lr * minLrFraction over totalSteps (constant when totalSteps is 0). */
+  totalSteps?: number;
+  minLrFraction?: number;
+  weightDecay?: number;
+  maxGradNorm?: number;
+  /** Random-shift augmentation: pad by edge replication, crop back at a random offset in [-shift, shift]. */
+  shift?: number;
+  seed: number;
+  runtime?: RuntimeOptions;
+}
+
+export interface BcStepResult {
+  step: number;
+  lr: number;
+  loss: number;
+  gradNorm: number;
+  finite: boolean;
+  /** Fraction of batch rows whose most likely token equals the label, per action dimension. */
+  accuracy: Record<string, number>;
+}
+
+/** Checks shapes against the config; the error names the bad field. */
+export function checkBcDataset(ds: BcDataset, config: VlaConfig): void {
+  const [h, w] = config.imageSize;
+  if (!Number.isInteger(ds.size) || ds.size < 1) throw new RangeError(`BC dataset: size must be a positive integer, got ${ds.size}`);
+  for (const cam of config.cameras) {
+    if (ds.images[cam]?.length !== ds.size * h * w * 3) throw new RangeError(`BC dataset: images.${cam} must hold ${ds.size} x ${h}x${w}x3 bytes`);
+  }
+  if (config.proprio && ds.proprio?.length !== ds.size * config.proprio.dim) throw new RangeError(`BC dataset: proprio must hold ${ds.size} x ${config.proprio.dim} floats`);
+  if (ds.tokens.length !== ds.size * config.tokenizer.maxLength) throw new RangeError(`BC dataset: tokens must hold ${ds.size} x ${config.tokenizer.maxLength} ids`);
+  for (const a of config.actions) {
+    const l = ds.labels[a.name];
+    if (l?.length !== ds.size) throw new RangeError(`BC dataset: labels.${a.name} must hold ${ds.size} tokens`);
+    for (let i = 0; i < l.length; i++) if (l[i] < 0 || l[i] >= a.n) throw new RangeError(`BC dataset: labels.${a.name}[${i}] = ${l[i]} is outside [0, ${a.n})`);
+  }
+}
+
+/** Loss graph: mean over the batch of -sum_d log pi(label_d | obs); the full log-probs are metrics. */
+export function bcLossBuilder(config: VlaConfig, batch: number): (g: Graph) => LossBuild {
+  return (g) => {
+    const net = vlaNet(vlaInputs(g, config, batch), config);
+    const sc = actionScores(net, vlaActionInputs(g, config, batch));
+    const metrics: LossBuild['metrics'] = {};
+    for (const a of config.actions) metrics[VLA_IO.logp(a.name)] = net.logp[a.name];
+    return { loss: o.neg(o.meanAll(sc.logp)), metrics };
+  };
+}
+
+/** Copies image `src` (h x w x 3) into `dst` at `offset`, shifted by (dy, dx) with edge replication. */
+export function shiftImage(src: Uint8Array, srcOffset: number, dst: Uint8Array, dstOffset: number, h: number, w: number, dy: number, dx: number): void {
+  for (let y = 0; y < h; y++) {
+    const sy = Math.min(h - 1, Math.max(0, y + dy));
+    for (let x = 0; x < w; x++) {
+      const sx = Math.min(w - 1, Math.max(0, x + dx));
+      const s = srcOffset + 3 * (sy * w + sx);
+      const d = dstOffset + 3 * (y * w + x);
+      dst[d] = src[s];
+      dst[d + 1] = src[s + 1];
+      dst[d + 2] = src[s + 2];
+    }
+  }
+}
+
+/** The minibatch of step `step`: rows drawn with replacement from Rng(seed, step), then augmented. */
+export function bcBatch(ds: BcDataset, config: VlaConfig, batch: number, seed: number, step: number, shift = 0): { feeds: Feeds; rows: Int32Array } {
+  const rng = new Rng(seed, 0x6bc00000 + step);
+  const [h, w] = config.imageSize;
+  const px = h * w * 3;
+  const L = config.tokenizer.maxLength;
+  const rows = Int32Array.from({ length: batch }, () => rng.int(ds.size));
+  const feeds: Feeds = {};
+  for (const cam of config.cameras) {
+    const img = new Uint8Array(batch * px);
+    const src = ds.images[cam];
+    rows.forEach((r, b) => {
+      const dy = shift > 0 ? rng.int(2 * shift + 1) - shift : 0;
+      const dx = shift > 0 ? rng.int(2 * shift + 1) - shift : 0;
+      shiftImage(src, r * px, img, b * px, h, w, dy, dx);
+    });
+    feeds[cam] = tensor('uint8', img, [batch, h, w, 3]);
+  }
+  const tokens = new Int32Array(batch * L);
+  rows.forEach((r, b) => tokens.set(ds.tokens.subarray(r * L, (r + 1) * L), b * L));
+  feeds[VLA_IO.tokens] = tensor('int32', tokens, [batch, L]);
+  if (config.proprio) {
+    const d = config.proprio.dim;
+    const p = new Float32Array(batch * d);
+    rows.forEach((r, b) => p.set(ds.proprio!.subarray(r * d, (r + 1) * d), b * d));
+    feeds[config.proprio.name] = tensor('float32', p, [batch, d]);
+  }
+  for (const a of config.actions) feeds[VLA_IO.action(a.name)] = tensor('int32', Int32Array.from(rows, (r) => ds.labels[a.name][r]), [batch]);
+  return { feeds, rows };
+}
+
+/** Learning rate at `step` under cosine decay. */
+export function bcLearningRate(opts: Pick<BcOptions, 'lr' | 'totalSteps' | 'minLrFraction'>, step: number): number {
+  const total = opts.totalSteps ?? 0;
+  if (total <= 0) return opts.lr;
+  const min = opts.lr * (opts.minLrFraction ?? 0.1);
+  const t = Math.min(1, step / total);
+  return min + (opts.lr - min) * 0.5 * (1 + dcos(Math.PI * t));
+}
+
+export class BcTrainer {
+  private steps = 0;
+
+  private constructor(private readonly session: TrainSession, readonly config: VlaConfig, readonly opts: BcOptions) {}
+
+  static async create(config: VlaConfig, params: ParamStore, opts: BcOptions): Promise<BcTrainer> {
+    if (!Number.isInteger(opts.batch) || opts.batch < 1) throw new RangeError(`BC: batch must be a positive integer, got ${opts.batch}`);
+    if (!(opts.lr > 0)) throw new RangeError(`BC: lr must be > 0, got ${opts.lr}`);
+    const session = await TrainSession.create(bcLossBuilder(config, opts.batch), params, {
+      ...opts.runtime,
+      optimizer: { weightDecay: opts.weightDecay ?? 0, maxGradNorm: opts.maxGradNorm ?? 1 },
+    });
+    return new BcTrainer(session, config, opts);
+  }
+
+  /** Batches consumed so far (the next batch is bcBatch(..., stepCount)); a skipped non-finite step counts. */
+  get stepCount(): number {
+    return this.steps;
+  }
+
+  async step(ds: BcDataset): Promise<BcStepResult> {
+    const step = this.stepCount;
+    const { feeds } = bcBatch(ds, this.config, this.opts.batch, this.opts.seed, step, this.opts.shift ?? 0);
+    const lr = bcLearningRate(this.opts, step);
+    const r = await this.session.step(feeds, lr);
+    this.steps++;
+    const accuracy: Record<string, number> = {};
+    for (const a of this.config.actions) {
+      const lp = floatData(r.metrics[VLA_IO.logp(a.name)]);
+      const labels = feeds[VLA_IO.action(a.name)].data as Int32Array;
+      let hits = 0;
+      for (let b = 0; b < labels.length; b++) {
+        let best = 0;
+        for (let k = 1; k < a.n; k++) if (lp[b * a.n + k] > lp[b * a.n + best]) best = k;
+        if (best === labels[b]) hits++;
+      }
+      accuracy[a.name] = hits / labels.length;
+    }
+    return { step: step + 1, lr, loss: r.loss, gradNorm: r.gradNorm, finite: r.finite, accuracy };
+  }
+
+  params(): ParamStore {
+    return this.session.params();
+  }
+
+  exportOptimizer(): ReturnType<TrainSession['exportOptimizer']> {
+    return this.session.exportOptimizer();
+  }
+
+  /** Continue a run: AdamW moments and step, and the number of batches already consumed. */
+  resume(s: ReturnType<TrainSession['exportOptimizer']>, batchesDone: number): void {
+    this.session.importOptimizer(s);
+    this.steps = batchesDone;
+  }
+
+  close(): Promise<void> {
+    return this.session.close();
+  }
+}

@@ -1,0 +1,27 @@
+// Runs the wmrl program in-process and captures what it prints on stdout.
+import { vi } from 'vitest';
+import { buildProgram } from '../../src/cli/main.ts';
+
+export async function runCli(args: string[]): Promise<string> {
+  let out = '';
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    await buildProgram().parseAsync(args, { from: 'user' });
+  } finally {
+    spy.mockRestore();
+    err.mockRestore();
+  }
+  return out;
+}
+
+/** The one JSON object a --json command printed. */
+export async function runJson(args: string[]): Promise<Record<string, any>> {
+  const out = await runCli(args);
+  const lines = out.trim().split('\n');
+  if (lines.length !== 1) throw new Error(`expected one JSON line on stdout, got ${lines.length}: ${out.slice(0, 200)}`);
+  return JSON.parse(lines[0]);
+}
