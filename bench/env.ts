@@ -8,39 +8,12 @@ import { createTabletopEnv, type TabletopEnv } from '../src/physics/index.ts';
 import { createRenderer } from '../src/render/index.ts';
 import { loadSceneFile, DEFAULT_SCENE_PATH } from '../src/scene/load-file.ts';
 import type { BatchAction } from '../src/env/types.ts';
+import { emit, round, timeAsync } from './timing.ts';
 
 const quick = process.argv.includes('--quick');
 const MIN_MS = quick ? 300 : 2000;
 const TASK = 'tabletop/pick-place';
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
-const emit = (o: Record<string, unknown>): void => console.log(JSON.stringify(o));
-const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
-
-/** Calls fn repeatedly for at least MIN_MS and returns ms per call (median of 5 batches). */
-function timeIt(fn: () => void, perBatch: number): number {
-  for (let i = 0; i < perBatch; i++) fn(); // warm-up
-  const batches: number[] = [];
-  const until = performance.now() + MIN_MS;
-  while (batches.length < 5 || performance.now() < until) {
-    const t0 = performance.now();
-    for (let i = 0; i < perBatch; i++) fn();
-    batches.push((performance.now() - t0) / perBatch);
-  }
-  return batches.sort((a, b) => a - b)[Math.floor(batches.length / 2)];
-}
-
-async function timeAsync(fn: () => Promise<void>, perBatch: number): Promise<number> {
-  for (let i = 0; i < perBatch; i++) await fn();
-  const batches: number[] = [];
-  const until = performance.now() + MIN_MS;
-  while (batches.length < 5 || performance.now() < until) {
-    const t0 = performance.now();
-    for (let i = 0; i < perBatch; i++) await fn();
-    batches.push((performance.now() - t0) / perBatch);
-  }
-  return batches.sort((a, b) => a - b)[Math.floor(batches.length / 2)];
-}
-
 /** A stepping loop with random tokens that resets the envs whose episode ended (as training does). */
 function stepper(env: TabletopEnv, seed: number): () => Promise<void> {
   const rng = new Rng(seed);
@@ -60,25 +33,25 @@ function stepper(env: TabletopEnv, seed: number): () => Promise<void> {
 const substeps = scene.control.substeps;
 const rawEnv = await createTabletopEnv({ scene, taskId: TASK, numEnvs: 1, render: false });
 await rawEnv.reset({ seed: 0 });
-const rawStepMs = timeIt(() => rawEnv.world(0).step(), 200);
+const rawStepMs = await timeAsync(() => rawEnv.world(0).step(), 200, MIN_MS);
 const rawControlMs = rawStepMs * substeps;
-emit({ figure: 'raw_world_step', ms: round(rawStepMs, 4), per_control_step_ms: round(rawControlMs), substeps, note: `Rapier world.step() on ${TASK}; a control step is ${substeps} of them` });
+emit({ figure: 'raw_world_step', ms: round(rawStepMs, 4), per_control_step_ms: round(rawControlMs), substeps, note: `Rapier world.step() on a fresh ${TASK} world with no commanded motion; a control step is ${substeps} of them` });
 
 const physicsOnly = await createTabletopEnv({ scene, taskId: TASK, numEnvs: 1, render: false });
 await physicsOnly.reset({ seed: 0 });
-const physicsMs = await timeAsync(stepper(physicsOnly, 1), 100);
+const physicsMs = await timeAsync(stepper(physicsOnly, 1), 100, MIN_MS);
 emit({ figure: 'physics_only_control_steps_per_s', worlds: 1, steps_per_s: round(1000 / physicsMs, 1), ms: round(physicsMs), ratio_to_raw: round(physicsMs / rawControlMs) });
 
 const renderer = createRenderer(scene, 'front');
 const out = new Uint8Array(64 * 64 * 3);
 const poses = physicsOnly.frame(0);
-const renderMs = timeIt(() => renderer.render(poses, out), 500);
+const renderMs = await timeAsync(() => renderer.render(poses, out), 500, MIN_MS);
 emit({ figure: 'render_only_frames_per_s', camera: 'front', frames_per_s: round(1000 / renderMs, 0), ms: round(renderMs, 4), ratio_to_raw: round(renderMs / rawControlMs) });
 
 for (const worlds of [1, 16]) {
   const env = await createTabletopEnv({ scene, taskId: TASK, numEnvs: worlds });
   await env.reset({ seed: 0 });
-  const ms = await timeAsync(stepper(env, 2), worlds === 1 ? 100 : 10);
+  const ms = await timeAsync(stepper(env, 1), worlds === 1 ? 100 : 10, MIN_MS);
   emit({ figure: 'full_env_steps_per_s', worlds, env_steps_per_s: round((1000 * worlds) / ms, 1), ms_per_batch_step: round(ms), ratio_to_raw: round(ms / worlds / rawControlMs), includes: 'physics, 64x64 render, proprio, verifier, resets' });
   env.close();
 }
@@ -88,8 +61,8 @@ await snapEnv.reset({ seed: 0 });
 const step = stepper(snapEnv, 3);
 for (let i = 0; i < 10; i++) await step();
 const snap = snapEnv.snapshot();
-const takeMs = timeIt(() => void snapEnv.snapshot(), 200);
-const restoreMs = timeIt(() => snapEnv.restore(snap), 200);
+const takeMs = await timeAsync(() => snapEnv.snapshot(), 200, MIN_MS);
+const restoreMs = await timeAsync(() => snapEnv.restore(snap), 200, MIN_MS);
 emit({ figure: 'snapshot_take_us', us: round(takeMs * 1000, 1), ratio_to_raw: round(takeMs / rawControlMs) });
 emit({ figure: 'snapshot_restore_us', us: round(restoreMs * 1000, 1), ratio_to_raw: round(restoreMs / rawControlMs) });
 emit({ figure: 'machine_load', loadavg_1m: round(loadavg()[0], 2), note: 'other processes on this 2-core machine slow every figure above' });

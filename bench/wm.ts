@@ -12,6 +12,7 @@ import { createTabletopEnv } from '../src/physics/index.ts';
 import { loadPolicy, PolicySampler } from '../src/policy/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../src/scene/load-file.ts';
 import { openWorldModelEnv } from '../src/worldmodel/index.ts';
+import { emit, round, timeAsync } from './timing.ts';
 
 const arg = (name: string, fallback: string) => {
   const k = process.argv.indexOf(name);
@@ -24,22 +25,6 @@ const TASK = 'tabletop/pick-place';
 const MODEL = arg('--model', 'models/wm-base.onnx');
 const POLICY = arg('--policy', existsSync('models/vla-base.onnx') ? 'models/vla-base.onnx' : 'models/tiny-policy.onnx');
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
-const emit = (o: Record<string, unknown>): void => console.log(JSON.stringify(o));
-const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
-
-/** ms per call of fn (median of >= 5 batches over at least MIN_MS, after a warm-up batch). */
-async function timeAsync(fn: () => Promise<void>, perBatch: number): Promise<number> {
-  for (let i = 0; i < perBatch; i++) await fn();
-  const batches: number[] = [];
-  const until = performance.now() + MIN_MS;
-  while (batches.length < 5 || performance.now() < until) {
-    const t0 = performance.now();
-    for (let i = 0; i < perBatch; i++) await fn();
-    batches.push((performance.now() - t0) / perBatch);
-  }
-  return batches.sort((a, b) => a - b)[Math.floor(batches.length / 2)];
-}
-
 /** One control step of all N envs with `act` choosing the tokens; finished envs are reset (masked). */
 function loop(env: Env, act: (obs: Record<string, unknown>) => Promise<BatchAction> | BatchAction): { step: () => Promise<void>; start: () => Promise<void> } {
   let obs: Record<string, unknown> = {};
@@ -72,8 +57,8 @@ async function measure(render: boolean, policy: PolicySampler | null): Promise<v
   await p.start();
   await w.start();
   const per = quick ? 2 : 4;
-  const physMs = await timeAsync(p.step, per);
-  const wmMs = await timeAsync(w.step, per);
+  const physMs = await timeAsync(p.step, per, MIN_MS);
+  const wmMs = await timeAsync(w.step, per, MIN_MS);
   const mode = policy ? 'full loop (policy inference + rendering included)' : 'dynamics only (policy inference + rendering excluded)';
   const target = policy ? 1 / 5 : 1 / 20;
   emit({
@@ -91,7 +76,7 @@ async function policyOnly(policy: PolicySampler): Promise<void> {
   const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: N });
   const { obs } = await physics.reset({ seed: 3 });
   const rng = new Rng(1);
-  const ms = await timeAsync(async () => { await policy.act(obs, N, rng); }, 4);
+  const ms = await timeAsync(async () => { await policy.act(obs, N, rng); }, 4, MIN_MS);
   emit({ bench: 'policy-inference', policy: POLICY, batch: N, ms_per_batch: round(ms), us_per_env: round((1000 * ms) / N, 1) });
   physics.close();
 }

@@ -1,26 +1,15 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { wmrlProcess } from './helpers.ts';
 import { readEpisodeFolder } from '../../src/rollout/index.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/wmrl.mjs');
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** Runs the real CLI as a user would; resolves with exit code, stdout and stderr. */
-async function wmrl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)('node', [BIN, ...args], { cwd: tmp, env: { ...process.env, NO_COLOR: '1' } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const wmrl = (...args: string[]) => wmrlProcess(tmp, ...args);
 
 describe('wmrl CLI', () => {
   it('prints help for every command', async () => {

@@ -25,3 +25,15 @@ export async function runJson(args: string[]): Promise<Record<string, any>> {
   if (lines.length !== 1) throw new Error(`expected one JSON line on stdout, got ${lines.length}: ${out.slice(0, 200)}`);
   return JSON.parse(lines[0]);
 }
+
+const BIN = new URL('../../bin/wmrl.mjs', import.meta.url).pathname;
+
+/** Runs the real `wmrl` executable in a child process, as a user would; never throws. */
+export async function wmrlProcess(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { execFile } = await import('node:child_process');
+  return new Promise((resolve) => {
+    execFile('node', [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}

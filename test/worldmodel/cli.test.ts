@@ -1,24 +1,14 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { wmrlProcess } from '../cli/helpers.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/wmrl.mjs');
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-wmcli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-async function wmrl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)('node', [BIN, ...args], { cwd: tmp, env: { ...process.env, NO_COLOR: '1' } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const wmrl = (...args: string[]) => wmrlProcess(tmp, ...args);
 
 describe('wmrl wm / shadow CLI', () => {
   it('wm train: trains on a run folder, writes the model, its sidecars and JSONL metrics; prints one JSON object', async () => {

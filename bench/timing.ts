@@ -1,0 +1,17 @@
+// Shared benchmark helpers: one JSON object per line, and median-of-batches timing.
+
+export const emit = (o: Record<string, unknown>): void => console.log(JSON.stringify(o));
+export const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+
+/** ms per call of fn: one warm-up batch, then the median of >= 5 batches spanning at least minMs. */
+export async function timeAsync(fn: () => unknown, perBatch: number, minMs: number): Promise<number> {
+  for (let i = 0; i < perBatch; i++) await fn();
+  const batches: number[] = [];
+  const until = performance.now() + minMs;
+  while (batches.length < 5 || performance.now() < until) {
+    const t0 = performance.now();
+    for (let i = 0; i < perBatch; i++) await fn();
+    batches.push((performance.now() - t0) / perBatch);
+  }
+  return batches.sort((a, b) => a - b)[Math.floor(batches.length / 2)];
+}
