@@ -15,3 +15,24 @@ export async function timeAsync(fn: () => unknown, perBatch: number, minMs: numb
   }
   return batches.sort((a, b) => a - b)[Math.floor(batches.length / 2)];
 }
+
+/** ms per call of a and of b, timed in alternating batches so machine load hits both alike
+ *  (for ratios measured side by side). Medians over >= 5 batch pairs spanning at least minMs. */
+export async function timePair(a: () => unknown, b: () => unknown, perBatch: number, minMs: number): Promise<[number, number]> {
+  const batch = async (fn: () => unknown) => {
+    const t0 = performance.now();
+    for (let i = 0; i < perBatch; i++) await fn();
+    return (performance.now() - t0) / perBatch;
+  };
+  await batch(a);
+  await batch(b);
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const until = performance.now() + minMs;
+  while (ta.length < 5 || performance.now() < until) {
+    ta.push(await batch(a));
+    tb.push(await batch(b));
+  }
+  const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  return [median(ta), median(tb)];
+}

@@ -12,7 +12,7 @@ import { createTabletopEnv } from '../src/physics/index.ts';
 import { loadPolicy, PolicySampler } from '../src/policy/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../src/scene/load-file.ts';
 import { openWorldModelEnv } from '../src/worldmodel/index.ts';
-import { emit, round, timeAsync } from './timing.ts';
+import { emit, round, timeAsync, timePair } from './timing.ts';
 
 const arg = (name: string, fallback: string) => {
   const k = process.argv.indexOf(name);
@@ -57,8 +57,7 @@ async function measure(render: boolean, policy: PolicySampler | null): Promise<v
   await p.start();
   await w.start();
   const per = quick ? 2 : 4;
-  const physMs = await timeAsync(p.step, per, MIN_MS);
-  const wmMs = await timeAsync(w.step, per, MIN_MS);
+  const [physMs, wmMs] = await timePair(p.step, w.step, per, MIN_MS);
   const mode = policy ? 'full loop (policy inference + rendering included)' : 'dynamics only (policy inference + rendering excluded)';
   const target = policy ? 1 / 5 : 1 / 20;
   emit({
