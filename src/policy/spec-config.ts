@@ -5,7 +5,7 @@ import { hashOf } from '../core/hash.ts';
 import type { TokenizerConfig } from './tokenizer.ts';
 import { type VlaConfig, type VlaConfigInput, parseVlaConfig } from './vla.ts';
 
-export type VlaSizes = Pick<VlaConfigInput, 'conv' | 'imageFeatures' | 'embedDim' | 'pooling' | 'trunk' | 'act' | 'layerNorm' | 'valueHead'> & {
+export type VlaSizes = Pick<VlaConfigInput, 'conv' | 'imageFeatures' | 'embedDim' | 'pooling' | 'trunk' | 'act' | 'layerNorm' | 'valueHead' | 'film' | 'keypoints'> & {
   proprioHidden: number;
 };
 

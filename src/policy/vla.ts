@@ -15,6 +15,13 @@ export const VlaConfigSchema = z.object({
   imageSize: z.tuple([z.number().int().positive(), z.number().int().positive()]).default([64, 64]),
   conv: z.array(z.object({ out: z.number().int().positive(), k: z.number().int().positive(), stride: z.number().int().positive(), pad: z.number().int().min(0) })).min(1),
   imageFeatures: z.number().int().positive(),
+  /** FiLM (Perez et al. 2018): the last `film` conv layers are modulated by the instruction embedding,
+   *  x = x * (1 + gamma(text)) + beta(text) per channel, before the activation (0 = late fusion only). */
+  film: z.number().int().min(0).optional(),
+  /** Spatial-softmax keypoints (Levine et al. 2016) of the last conv map: per channel the expected (x, y)
+   *  image coordinate, 2C features, concatenated with the flattened map ('concat') or instead of it.
+   *  Both are optional without defaults so that older configs (and their sidecars) stay byte-identical. */
+  keypoints: z.enum(['off', 'concat', 'replace']).optional(),
   tokenizer: TokenizerConfigSchema,
   /** Observation name of the instruction text. */
   instruction: obsName.default('instruction'),
@@ -37,6 +44,7 @@ export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
   const names = [...r.data.cameras, r.data.instruction, ...(r.data.proprio ? [r.data.proprio.name] : [])];
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new Error(`VLA config: observation name "${dup}" used twice`);
+  if ((r.data.film ?? 0) > r.data.conv.length) throw new Error(`VLA config: film: ${r.data.film} layers but only ${r.data.conv.length} conv layers`);
   return r.data;
 }
 
@@ -77,16 +85,37 @@ export function vlaActionInputs(g: Graph, config: VlaConfig, batch: number): Rec
   return Object.fromEntries(config.actions.map((a) => [a.name, g.input(VLA_IO.action(a.name), [batch], 'int32')]));
 }
 
-function encodeImage(img: Tensor, c: VlaConfig): Tensor {
+/** Per-channel expected (x, y) in [-1, 1] of a softmax over the positions of `x` [N, C, h, w] -> [N, 2C]. */
+export function spatialSoftmax(x: Tensor): Tensor {
+  const [, ch, h, w] = x.shape;
+  const coords: number[] = [];
+  for (let y = 0; y < h; y++) for (let i = 0; i < w; i++) coords.push(w > 1 ? (2 * i) / (w - 1) - 1 : 0, h > 1 ? (2 * y) / (h - 1) - 1 : 0);
+  const attn = L.softmax(o.reshape(x, [DYN, ch, h * w])); // [N, C, h*w]
+  const xy = o.matmul(attn, x.graph.constant(coords, [h * w, 2])); // [N, C, 2]
+  return o.reshape(xy, [DYN, 2 * ch]);
+}
+
+function encodeImage(img: Tensor, c: VlaConfig, text: Tensor | null): Tensor {
   // NHWC -> NCHW on the uint8 pixels (a quarter of the bytes of the float image), then (p - 128) / 255:
   // one DequantizeLinear pass in float32 graphs, the same arithmetic spelled out in float64 ones.
   const chw = o.transpose(img, [0, 3, 1, 2]);
   let x = img.graph.float === 'float32' ? o.dequantize(chw, 1 / 255, 128) : o.mul(o.sub(o.cast(chw, 'float64'), 128), 1 / 255);
+  let pre = x;
   c.conv.forEach((l, i) => {
-    x = L.activate(L.conv2d(x, `vla.conv${i}`, l.out, l.k, { stride: l.stride, pad: l.pad }), c.act);
+    pre = L.conv2d(x, `vla.conv${i}`, l.out, l.k, { stride: l.stride, pad: l.pad });
+    if (text && i >= c.conv.length - (c.film ?? 0)) {
+      const gb = L.linear(text, `vla.film${i}`, 2 * l.out, { std: 0.01 }); // [N, 2C]
+      const gamma = o.reshape(o.slice(gb, 1, 0, l.out), [DYN, l.out, 1, 1]);
+      const beta = o.reshape(o.slice(gb, 1, l.out, 2 * l.out), [DYN, l.out, 1, 1]);
+      pre = o.add(o.mul(pre, o.add(gamma, 1)), beta);
+    }
+    x = L.activate(pre, c.act);
   });
-  const flat = o.reshape(x, [DYN, x.shape[1] * x.shape[2] * x.shape[3]]);
-  return L.activate(L.linear(flat, 'vla.img.fc', c.imageFeatures), c.act);
+  const parts: Tensor[] = [];
+  const kp = c.keypoints ?? 'off';
+  if (kp !== 'replace') parts.push(o.reshape(x, [DYN, x.shape[1] * x.shape[2] * x.shape[3]]));
+  if (kp !== 'off') parts.push(spatialSoftmax(pre));
+  return L.activate(L.linear(parts.length > 1 ? o.concat(parts, 1) : parts[0], 'vla.img.fc', c.imageFeatures), c.act);
 }
 
 function encodeText(tokens: Tensor, c: VlaConfig): Tensor {
@@ -109,8 +138,10 @@ function encodeText(tokens: Tensor, c: VlaConfig): Tensor {
 export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
   const c = parseVlaConfig(configIn);
   const g = inputs.tokens.graph;
-  const feats = inputs.images.map((img, i) => (i === 0 ? encodeImage(img, c) : g.withReuse(() => encodeImage(img, c))));
-  feats.push(encodeText(inputs.tokens, c));
+  // Without FiLM the images are encoded first (the parameter order of older models).
+  const early = (c.film ?? 0) > 0 ? encodeText(inputs.tokens, c) : null;
+  const feats = inputs.images.map((img, i) => (i === 0 ? encodeImage(img, c, early) : g.withReuse(() => encodeImage(img, c, early))));
+  feats.push(early ?? encodeText(inputs.tokens, c));
   if (inputs.proprio && c.proprio) feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));
   const trunk = L.mlp(o.concat(feats, 1), 'vla.trunk', c.trunk, undefined, { act: c.act, layerNorm: c.layerNorm });
   const logp: Record<string, Tensor> = {};

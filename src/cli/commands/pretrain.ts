@@ -28,6 +28,13 @@ export const PRETRAIN_SIZES: Record<string, VlaSizes> = {
   mid: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }] },
   /** mid with a two-layer trunk: late fusion needs depth to gate image features by the instruction. */
   deep: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], trunk: [256, 256] },
+  /** mid with the instruction FiLM-modulating the last two conv layers and spatial-softmax keypoints of
+   *  the last map next to the flattened one: the text picks the channels, the keypoints say where. */
+  film: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'concat' },
+  /** film with only the keypoints (no flattened map): far fewer image parameters to memorise layouts with. */
+  keypoints: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'replace' },
+  /** keypoints read from a 16x16 map (the third conv keeps stride 1): finer positions. */
+  keypoints16: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 1, pad: 1 }], film: 2, keypoints: 'replace' },
 };
 
 const PretrainOptions = z.object({
@@ -38,7 +45,7 @@ const PretrainOptions = z.object({
   lr: z.coerce.number().positive('must be > 0'),
   weightDecay: z.coerce.number().min(0, 'must be >= 0'),
   shift: intFlag(0).max(16),
-  size: z.enum(['tiny', 'mid', 'deep', 'default']),
+  size: z.enum(['tiny', 'mid', 'deep', 'film', 'keypoints', 'keypoints16', 'default']),
   seed: seedFlag,
   logEvery: intFlag(1),
   threads: intFlag(1).max(64),
@@ -149,7 +156,7 @@ export function registerPretrain(program: Command): void {
     .option('--lr <x>', 'peak learning rate (cosine decay to 10%)', '0.001')
     .option('--weight-decay <x>', 'AdamW decoupled weight decay', '0.0001')
     .option('--shift <px>', 'random-shift image augmentation (pixels, 0 = off)', '2')
-    .option('--size <preset>', 'network size: tiny | mid | deep | default', 'tiny')
+    .option('--size <preset>', 'network size: tiny | mid | deep | film | keypoints | keypoints16 | default', 'tiny')
     .option('--seed <n>', 'initialisation and batch-sampling seed', '0')
     .option('--log-every <n>', 'steps per JSONL metrics line', '50')
     .option('--threads <n>', 'onnxruntime intra-op threads', '1')
