@@ -1,4 +1,3 @@
-import type { Rng } from '../core/rng.ts';
 import type { BatchAction } from '../env/types.ts';
 import type { Scene } from '../scene/schema.ts';
 
@@ -68,13 +67,4 @@ export function emptyAction(numEnvs: number): BatchAction {
 /** Writes env i's tokens into a batched action. */
 export function putTokens(action: BatchAction, i: number, tokens: ActionTokens): void {
   for (const name of ACTION_NAMES) action[name][i] = tokens[name];
-}
-
-/** The uniformly random policy: every token of every env drawn independently (a contrast baseline). */
-export function randomAction(control: Control, numEnvs: number, rng: Rng): BatchAction {
-  const a = emptyAction(numEnvs);
-  for (let i = 0; i < numEnvs; i++) {
-    for (const name of ACTION_NAMES) a[name][i] = rng.int(name === 'grip' ? control.gripperBins : control.bins);
-  }
-  return a;
 }

@@ -2,7 +2,7 @@
 // Must not import nn, worldmodel, trainer.
 export { createTabletopEnv, loadRapier, TabletopEnv, type TabletopEnvOptions } from './env.ts';
 export { tabletopSpec, fixedCameras, PROPRIO, PROPRIO_BOUND, INSTRUCTION_MAX } from './spec.ts';
-export { ACTION_NAMES, binValue, nearestBin, decodeAction, encodeAction, emptyAction, putTokens, randomAction, type ActionName, type ActionTokens, type ContinuousAction } from './actions.ts';
+export { ACTION_NAMES, binValue, nearestBin, decodeAction, encodeAction, emptyAction, putTokens, type ActionName, type ActionTokens, type ContinuousAction } from './actions.ts';
 export { ScriptedExpert, type ExpertEnv, type ExpertOptions } from './expert.ts';
 export { ArmKinematics } from './kinematics.ts';
 export { RobotRig, TIP_BELOW_TCP } from './robot.ts';

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Hasher } from '../../src/core/hash.ts';
 import { Rng } from '../../src/core/rng.ts';
-import { checkEnv } from '../../src/env/check.ts';
+import { checkEnv, randomAction } from '../../src/env/check.ts';
 import { hasFrame, hasSnapshot } from '../../src/env/types.ts';
-import { randomAction } from '../../src/physics/actions.ts';
 import { createTabletopEnv, type TabletopEnv } from '../../src/physics/env.ts';
 import { PROPRIO } from '../../src/physics/spec.ts';
 import { sceneBodies } from '../../src/scene/bodies.ts';
@@ -17,7 +16,7 @@ async function play(env: TabletopEnv, steps: number, seed: number): Promise<stri
   const rng = new Rng(seed, 9);
   const h = new Hasher();
   for (let t = 0; t < steps; t++) {
-    const r = await env.step(randomAction(scene.control, env.numEnvs, rng));
+    const r = await env.step(randomAction(env.spec, env.numEnvs, rng));
     h.update(stateHash(states(env))).update(r.reward).update(r.info.progress).update(r.obs.proprio as Float32Array).update(r.obs.image_front as Uint8Array);
   }
   return h.digest();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
-import { randomAction } from '../../src/physics/actions.ts';
+import { randomAction } from '../../src/env/check.ts';
 import { createTabletopEnv, type TabletopEnv } from '../../src/physics/env.ts';
 import { ScriptedExpert } from '../../src/physics/expert.ts';
 import type { BatchAction } from '../../src/env/types.ts';
@@ -45,7 +45,7 @@ describe('ScriptedExpert', () => {
     const seeds = Array.from({ length: 6 }, (_, k) => 40 + k);
     const env = await createTabletopEnv({ scene, taskId: 'tabletop/pick-place', numEnvs: seeds.length, render: false });
     const rng = new Rng(8);
-    const random = await episodes(env, seeds, () => randomAction(scene.control, seeds.length, rng));
+    const random = await episodes(env, seeds, () => randomAction(env.spec, seeds.length, rng));
     expect(random).toBeLessThanOrEqual(1);
 
     const tokens: string[] = [];
