@@ -1,8 +1,9 @@
-// npm run bench:wm [-- --quick] [-- --model models/wm-base.onnx] [-- --policy models/vla-base.onnx] — one
-// JSON object per line: world-model env vs physics env steps/s at batch 64 with the same actions, in one
-// run; (a) dynamics only: rendering off, precomputed random tokens (policy excluded); (b) full loop:
-// rendering on and the same VLA policy sampling from each env's observations. Ratios are WM / physics
-// cost per step (targets: (b) <= 1/5, (a) <= 1/20).
+// npm run bench:wm [-- --quick] [-- --model models/wm-base.onnx] [-- --policy models/vla-base.onnx]
+// [-- --threads 1,2] — one JSON object per line: world-model env vs physics env steps/s at batch 64 with
+// the same actions, in one run; (a) dynamics only: rendering off, precomputed random tokens (policy
+// excluded); (b) full loop: rendering on and the same VLA policy sampling from each env's observations.
+// Ratios are WM / physics cost per step (targets: (b) <= 1/5, (a) <= 1/20). Each figure is measured
+// per onnxruntime intra-op thread count (policy and ensemble sessions alike; Rapier is single-threaded).
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Rng } from '../src/core/rng.ts';
@@ -23,6 +24,7 @@ const MIN_MS = quick ? 500 : 3000;
 const N = 64;
 const TASK = 'tabletop/pick-place';
 const MODEL = arg('--model', 'models/wm-base.onnx');
+const THREADS = arg('--threads', '1,2').split(',').map(Number);
 const POLICY = arg('--policy', existsSync('models/vla-base.onnx') ? 'models/vla-base.onnx' : 'models/tiny-policy.onnx');
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
 /** One control step of all N envs with `act` choosing the tokens; finished envs are reset (masked). */
@@ -43,9 +45,9 @@ function loop(env: Env, act: (obs: Record<string, unknown>) => Promise<BatchActi
   };
 }
 
-async function measure(render: boolean, policy: PolicySampler | null): Promise<void> {
+async function measure(render: boolean, policy: PolicySampler | null, threads: number): Promise<void> {
   const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: N, render });
-  const wm = await openWorldModelEnv(MODEL, { scene, spec: physics.spec, numEnvs: N, render });
+  const wm = await openWorldModelEnv(MODEL, { scene, spec: physics.spec, numEnvs: N, render, threads });
   const rng = new Rng(7);
   const tokens: BatchAction[] = Array.from({ length: 64 }, () => randomAction(physics.spec, N, rng));
   const make = (env: Env) => {
@@ -61,7 +63,7 @@ async function measure(render: boolean, policy: PolicySampler | null): Promise<v
   const mode = policy ? 'full loop (policy inference + rendering included)' : 'dynamics only (policy inference + rendering excluded)';
   const target = policy ? 1 / 5 : 1 / 20;
   emit({
-    bench: 'wm-vs-physics', mode, task: TASK, batch: N, render, policy: policy ? POLICY : 'precomputed random tokens', model: MODEL,
+    bench: 'wm-vs-physics', mode, ort_threads: threads, task: TASK, batch: N, render, policy: policy ? POLICY : 'precomputed random tokens', model: MODEL,
     physics_ms_per_step: round(physMs), wm_ms_per_step: round(wmMs),
     physics_env_steps_per_s: round((1000 * N) / physMs, 0), wm_env_steps_per_s: round((1000 * N) / wmMs, 0),
     physics_us_per_env_step: round((1000 * physMs) / N, 1), wm_us_per_env_step: round((1000 * wmMs) / N, 1),
@@ -71,19 +73,22 @@ async function measure(render: boolean, policy: PolicySampler | null): Promise<v
   wm.close();
 }
 
-async function policyOnly(policy: PolicySampler): Promise<void> {
+async function policyOnly(policy: PolicySampler, threads: number): Promise<void> {
   const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: N });
   const { obs } = await physics.reset({ seed: 3 });
   const rng = new Rng(1);
   const ms = await timeAsync(async () => { await policy.act(obs, N, rng); }, 4, MIN_MS);
-  emit({ bench: 'policy-inference', policy: POLICY, batch: N, ms_per_batch: round(ms), us_per_env: round((1000 * ms) / N, 1) });
+  emit({ bench: 'policy-inference', policy: POLICY, ort_threads: threads, batch: N, ms_per_batch: round(ms), us_per_env: round((1000 * ms) / N, 1) });
   physics.close();
 }
 
 if (!existsSync(MODEL)) throw new Error(`bench:wm needs a world model at ${MODEL} (wmrl wm train ... --out ${MODEL})`);
 const loaded = await loadPolicy(POLICY);
-const policy = await PolicySampler.create(loaded.config, loaded.params);
-await measure(false, null);
-await measure(true, policy);
-await policyOnly(policy);
-await policy.close();
+for (const threads of THREADS) {
+  if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads: expected positive integers like 1,2, got ${THREADS.join(',')}`);
+  const policy = await PolicySampler.create(loaded.config, loaded.params, { threads });
+  await measure(false, null, threads);
+  await measure(true, policy, threads);
+  await policyOnly(policy, threads);
+  await policy.close();
+}

@@ -78,14 +78,23 @@ export function datan2(y: number, x: number): number {
 }
 
 /** 2^k for integer k, built exactly from the exponent bits. */
+/** 2^k for every normal exponent, built once from the IEEE bits (exact). */
+const POW2 = (() => {
+  const view = new DataView(new ArrayBuffer(8));
+  const t = new Float64Array(2046);
+  for (let k = -1022; k <= 1023; k++) {
+    view.setUint32(0, (k + 1023) << 20);
+    view.setUint32(4, 0);
+    t[k + 1022] = view.getFloat64(0);
+  }
+  return t;
+})();
+
 function pow2(k: number): number {
   if (k > 1023) return Infinity;
   if (k < -1074) return 0;
   if (k < -1022) return pow2(k + 60) * 8.673617379884035e-19; // 2^-60, exact
-  const view = new DataView(new ArrayBuffer(8));
-  view.setUint32(0, (k + 1023) << 20);
-  view.setUint32(4, 0);
-  return view.getFloat64(0);
+  return POW2[k + 1022];
 }
 
 export function dexp(x: number): number {
@@ -99,11 +108,14 @@ export function dexp(x: number): number {
   return p * pow2(k);
 }
 
+/** Scratch bits for dlog (no allocation per call). */
+const LOG_VIEW = new DataView(new ArrayBuffer(8));
+
 export function dlog(x: number): number {
   if (Number.isNaN(x) || x < 0) return NaN;
   if (x === 0) return -Infinity;
   if (x === Infinity) return Infinity;
-  const view = new DataView(new ArrayBuffer(8));
+  const view = LOG_VIEW;
   let scale = 0;
   if (x < 2.2250738585072014e-308) {
     x *= 18014398509481984; // 2^54, exact

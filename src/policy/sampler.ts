@@ -46,8 +46,9 @@ export function policyFeeds(config: VlaConfig, tokenizer: WordTokenizer, obs: Ba
 
 /** Index drawn from log-probabilities with deterministic exp and the project's Rng. */
 export function sampleLogits(logp: Float32Array, offset: number, n: number, rng: Rng): number {
+  if (probs.length < n) probs = new Float64Array(n);
+  const p = probs;
   let total = 0;
-  const p = new Float64Array(n);
   for (let k = 0; k < n; k++) total += p[k] = dexp(logp[offset + k]);
   let u = rng.uniform() * total;
   for (let k = 0; k < n; k++) {
@@ -56,6 +57,8 @@ export function sampleLogits(logp: Float32Array, offset: number, n: number, rng:
   }
   return n - 1;
 }
+/** sampleLogits' scratch (reused: sampling runs on one thread and keeps nothing). */
+let probs = new Float64Array(32);
 
 function argmax(logp: Float32Array, offset: number, n: number): number {
   let best = 0;
@@ -96,17 +99,17 @@ export class PolicySampler {
     const actions: Record<string, Int32Array> = {};
     const logpPerDim: Record<string, Float32Array> = {};
     const joint = new Float64Array(n);
-    for (const a of this.config.actions) {
+    const dims = this.config.actions.map((a) => {
       actions[a.name] = new Int32Array(n);
       logpPerDim[a.name] = new Float32Array(n);
-    }
+      return { bins: a.n, lp: f.logp[a.name], token: actions[a.name], chosen: logpPerDim[a.name] };
+    });
     for (let i = 0; i < n; i++) {
-      for (const a of this.config.actions) {
-        const lp = f.logp[a.name];
-        const k = greedy ? argmax(lp, i * a.n, a.n) : sampleLogits(lp, i * a.n, a.n, rng!);
-        actions[a.name][i] = k;
-        logpPerDim[a.name][i] = lp[i * a.n + k];
-        joint[i] += lp[i * a.n + k];
+      for (const { bins, lp, token, chosen } of dims) {
+        const k = greedy ? argmax(lp, i * bins, bins) : sampleLogits(lp, i * bins, bins, rng!);
+        token[i] = k;
+        chosen[i] = lp[i * bins + k];
+        joint[i] += lp[i * bins + k];
       }
     }
     return { actions, logp: joint, logpPerDim, value: f.value };

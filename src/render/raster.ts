@@ -46,19 +46,20 @@ export class Rasterizer {
     return this.gy * z - y;
   }
 
+  private outcode(x: number, y: number, z: number): number {
+    const gx = this.gx * z, gy = this.gy * z;
+    return (z - NEAR < 0 ? 1 : 0) | (x + gx < 0 ? 2 : 0) | (gx - x < 0 ? 4 : 0) | (y + gy < 0 ? 8 : 0) | (gy - y < 0 ? 16 : 0);
+  }
+
   /** Draws one triangle given in camera space, counter-clockwise seen from its front. */
   triangle(
     ax: number, ay: number, az: number, bx: number, by: number, bz: number,
     cx: number, cy: number, cz: number, r: number, g: number, b: number,
   ): void {
-    let clipMask = 0;
-    for (let k = 0; k < PLANES; k++) {
-      const da = this.planeDist(k, ax, ay, az);
-      const db = this.planeDist(k, bx, by, bz);
-      const dc = this.planeDist(k, cx, cy, cz);
-      if (da < 0 && db < 0 && dc < 0) return;
-      if (da < 0 || db < 0 || dc < 0) clipMask |= 1 << k;
-    }
+    // Outcode per vertex (bit k: outside plane k), same tests as planeDist.
+    const oa = this.outcode(ax, ay, az), ob = this.outcode(bx, by, bz), oc = this.outcode(cx, cy, cz);
+    if (oa & ob & oc) return;
+    const clipMask = oa | ob | oc;
     const p = this.polyA;
     p[0] = ax; p[1] = ay; p[2] = az; p[3] = bx; p[4] = by; p[5] = bz; p[6] = cx; p[7] = cy; p[8] = cz;
     let n = 3;

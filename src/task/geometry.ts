@@ -29,7 +29,16 @@ export function supportAlong(obj: SceneObject, quat: Quat, dir: Vec3): number {
 
 /** Height of the object's centre above a flat surface it rests on in this orientation. */
 export function restHeight(obj: SceneObject, quat: Quat): number {
-  return supportAlong(obj, quat, [0, 0, 1]);
+  // supportAlong(obj, quat, [0, 0, 1]) without allocating (hot in world-model steps): only the z row
+  // of quatAxes is needed; same arithmetic, same order, same bits.
+  const n = Math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+  const ok = n > 1e-12;
+  const x = ok ? quat[0] / n : 0, y = ok ? quat[1] / n : 0, z = ok ? quat[2] / n : 0, w = ok ? quat[3] / n : 1;
+  const zx = 2 * (x * z - w * y), zy = 2 * (y * z + w * x), zz = 1 - 2 * (x * x + y * y);
+  const h = obj.halfExtents;
+  if (obj.shape === 'box') return Math.abs(zx) * h[0] + Math.abs(zy) * h[1] + Math.abs(zz) * h[2];
+  const c = Math.abs(zz);
+  return h[0] * Math.sqrt(Math.max(0, 1 - c * c)) + h[2] * c;
 }
 
 /** Cosine of the angle between the vertical and the nearest axis the object may stand on

@@ -30,6 +30,20 @@ export function packState(s: TabletopState, out: Float64Array | Float32Array = n
   return out;
 }
 
+/** unpackState into an existing state of the same object count (no allocation; hot loops). */
+export function unpackStateInto(v: ArrayLike<number>, offset: number, out: TabletopState): TabletopState {
+  let k = offset;
+  out.eePos[0] = v[k++]; out.eePos[1] = v[k++]; out.eePos[2] = v[k++];
+  out.eeYaw = v[k++];
+  out.fingers[0] = v[k++]; out.fingers[1] = v[k++];
+  for (const o of out.objects) {
+    o.pos[0] = v[k++]; o.pos[1] = v[k++]; o.pos[2] = v[k++];
+    o.quat[0] = v[k++]; o.quat[1] = v[k++]; o.quat[2] = v[k++]; o.quat[3] = v[k++];
+    o.linVel[0] = v[k++]; o.linVel[1] = v[k++]; o.linVel[2] = v[k++];
+  }
+  return out;
+}
+
 export function unpackState(v: ArrayLike<number>, numObjects: number, offset = 0): TabletopState {
   const need = stateSize(numObjects);
   if (v.length - offset < need) throw new RangeError(`unpackState: need ${need} values for ${numObjects} objects, got ${v.length - offset}`);

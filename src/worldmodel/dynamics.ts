@@ -4,9 +4,9 @@
 import type { EnvSpec } from '../core/spec.ts';
 import type { BatchAction } from '../env/types.ts';
 import { DYN } from '../nn/ir.ts';
-import { worldModelForwardBuilder, type WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
+import { worldModelStepBuilder, type WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
 import type { ParamStore } from '../nn/params.ts';
-import { floatData, tensor } from '../nn/runtime.ts';
+import { floatData, type RuntimeOptions, tensor } from '../nn/runtime.ts';
 import { ForwardSession } from '../nn/train.ts';
 import type { TaskInstance } from '../task/types.ts';
 import { ActionCoder, applyDelta, commandPrior, restMask, stateFeatures, type StateLayout, type StateLimits } from './features.ts';
@@ -35,6 +35,8 @@ export class EnsembleDynamics implements Dynamics {
   private feat = new Float32Array(0);
   private act = new Float32Array(0);
   private meanDelta = new Float64Array(0);
+  private delta = new Float64Array(0);
+  private readonly prior: Float64Array;
 
   private constructor(
     private session: ForwardSession,
@@ -44,14 +46,15 @@ export class EnsembleDynamics implements Dynamics {
     readonly coder: ActionCoder,
   ) {
     this.members = config.members;
+    this.prior = new Float64Array(layout.stateDim);
   }
 
-  static async create(config: WorldModelNetConfig, params: ParamStore, layout: StateLayout, limits: StateLimits, spec: EnvSpec): Promise<EnsembleDynamics> {
+  static async create(config: WorldModelNetConfig, params: ParamStore, layout: StateLayout, limits: StateLimits, spec: EnvSpec, runtime: RuntimeOptions = {}): Promise<EnsembleDynamics> {
     const coder = new ActionCoder(spec);
     if (config.stateDim !== layout.featureDim) throw new Error(`world model: net expects ${config.stateDim} state features, the scene gives ${layout.featureDim}`);
     if ((config.outDim ?? config.stateDim) !== layout.stateDim) throw new Error(`world model: net predicts ${config.outDim} values, the state has ${layout.stateDim}`);
     if (config.actionDim !== coder.dim) throw new Error(`world model: net expects ${config.actionDim} action values, the spec has ${coder.dim}`);
-    const session = await ForwardSession.create(worldModelForwardBuilder(config, DYN), params, { threads: 1 });
+    const session = await ForwardSession.create(worldModelStepBuilder(config, DYN), params, runtime);
     return new EnsembleDynamics(session, config, layout, limits, coder);
   }
 
@@ -81,21 +84,25 @@ export class EnsembleDynamics implements Dynamics {
       this.act = new Float32Array(R * this.coder.dim);
       this.meanDelta = new Float64Array(R * S);
     }
-    const held = rows.map((row, r) => {
-      this.coder.encode(action as Record<string, ArrayLike<number>>, row, this.act, r);
-      return stateFeatures(this.layout, states, row, this.feat, r);
-    });
-    const raw = R > 0 ? await this.deltas(this.feat, this.act, R) : new Float32Array(0);
-    // add the command prior back onto every member's residual
-    const delta = Float64Array.from(raw);
-    const prior = new Float64Array(S);
+    const held = new Array<number>(R);
+    for (let r = 0; r < R; r++) {
+      this.coder.encode(action as Record<string, ArrayLike<number>>, rows[r], this.act, r);
+      held[r] = stateFeatures(this.layout, states, rows[r], this.feat, r);
+    }
+    if (R === 0) return { members: new Float64Array(0), mean: new Float64Array(0) };
+    if (this.delta.length < K * R * S) this.delta = new Float64Array(K * R * S);
+    const delta = this.delta;
+    delta.set(await this.deltas(this.feat, this.act, R));
+    // add the command prior back onto every member's residual (float64, as in training targets)
+    const prior = this.prior;
+    const g = this.coder.names.indexOf('grip');
+    const attach = new Array<number>(R);
     for (let r = 0; r < R; r++) {
       commandPrior(this.layout, this.coder, this.act, r, held[r], prior, 0);
-      for (let k = 0; k < K; k++) for (let j = 0; j < S; j++) delta[(k * R + r) * S + j] += prior[j];
+      for (let k = 0; k < K; k++) for (let j = 0, d = (k * R + r) * S; j < S; j++) delta[d + j] += prior[j];
+      // held objects with the gripper commanded closed move rigidly with the tool (see applyDelta)
+      attach[r] = g >= 0 && this.act[r * this.coder.dim + g] >= 0.5 ? held[r] : 0;
     }
-    // held objects with the gripper commanded closed move rigidly with the tool (see applyDelta)
-    const g = this.coder.names.indexOf('grip');
-    const attach = held.map((h, r) => (g >= 0 && this.act[r * this.coder.dim + g] >= 0.5 ? h : 0));
     return combine(this.layout, this.limits, states, rows, delta, K, this.meanDelta, attach);
   }
 

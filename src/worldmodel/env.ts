@@ -9,7 +9,7 @@ import type { BatchAction, BatchObs, BodyPose, Env, EnvSnapshot, FrameSource, Re
 import { createRenderer, type Renderer } from '../render/index.ts';
 import type { Scene } from '../scene/schema.ts';
 import { sampleTask } from '../task/sample.ts';
-import { packState, stateSize, unpackState } from '../task/state.ts';
+import { packState, stateSize, unpackState, unpackStateInto } from '../task/state.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
 import { scoreTask } from '../task/verify.ts';
 import type { Dynamics } from './dynamics.ts';
@@ -76,7 +76,7 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
   private readonly sampleSeed: number;
   private readonly ownsDynamics: boolean;
   private readonly gripBins: number;
-  /** Reused while scoring member predictions (scoreTask keeps no reference). */
+  /** Reused while scoring states (scoreTask and the poser keep no reference). */
   private readonly scratch: TabletopState;
 
   constructor(options: WorldModelEnvOptions) {
@@ -183,19 +183,19 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
       const task = this.tasks[i]!;
       let sum = 0, sum2 = 0, prog = 0;
       for (let k = 0; k < K; k++) {
-        const sc = scoreTask(this.scene, task, unpackInto(pred.members, (k * R + r) * S, this.scratch));
+        const sc = scoreTask(this.scene, task, unpackStateInto(pred.members, (k * R + r) * S, this.scratch));
         const v = sc.success ? 1 : 0;
         sum += v; sum2 += v * v; prog += sc.progress;
       }
       reward[i] = sum / K;
       rewardVar[i] = Math.max(0, sum2 / K - reward[i] * reward[i]);
       meanProgress[i] = prog / K;
-      const src = this.sampling === 'member' ? pred.members.subarray((this.pickMember(i) * R + r) * S) : pred.mean.subarray(r * S);
-      this.states.set(src.subarray(0, S), i * S);
+      const [src, from] = this.sampling === 'member' ? [pred.members, (this.pickMember(i) * R + r) * S] : [pred.mean, r * S];
+      for (let j = 0; j < S; j++) this.states[i * S + j] = src[from + j];
       b.grip[i] = grip[i] / (this.gripBins - 1); // proprio grip_command: 0 open ... 1 closed
       b.steps[i]++;
       if (this.qLag[i] >= 0) this.qLag[i]++;
-      const score = scoreTask(this.scene, task, this.state(i));
+      const score = scoreTask(this.scene, task, this.current(i));
       b.success[i] = score.success ? 1 : 0;
       b.progress[i] = score.progress;
       b.terminated[i] = b.success[i];
@@ -230,8 +230,13 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
     return q;
   }
 
+  /** Env i's state unpacked into the reused scratch state (valid until the next call). */
+  private current(i: number): TabletopState {
+    return unpackStateInto(this.states, i * this.S, this.scratch);
+  }
+
   private observeRow(i: number): void {
-    const st = this.state(i);
+    const st = this.current(i);
     if (this.cameras.some((c) => c.renderer)) {
       const poses = (this.poseBufs[i] = this.poser.poses(this.joints(i, st), st, this.poseBufs[i]));
       this.cameras.forEach((c, k) => c.renderer?.render(poses, this.book.images[k], i * c.size));
@@ -302,20 +307,6 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
   close(): void {
     if (this.ownsDynamics) void this.dynamics.close();
   }
-}
-
-/** unpackState into an existing state object (no allocation). */
-function unpackInto(v: ArrayLike<number>, o: number, out: TabletopState): TabletopState {
-  out.eePos[0] = v[o]; out.eePos[1] = v[o + 1]; out.eePos[2] = v[o + 2];
-  out.eeYaw = v[o + 3];
-  out.fingers[0] = v[o + 4]; out.fingers[1] = v[o + 5];
-  let k = o + 6;
-  for (const obj of out.objects) {
-    for (let j = 0; j < 3; j++) obj.pos[j] = v[k++];
-    for (let j = 0; j < 4; j++) obj.quat[j] = v[k++];
-    for (let j = 0; j < 3; j++) obj.linVel[j] = v[k++];
-  }
-  return out;
 }
 
 function copyBook(b: Book): Book {

@@ -4,7 +4,8 @@
 import { clamp, dcos, dsin } from '../core/dmath.ts';
 import type { EnvSpec } from '../core/spec.ts';
 import type { SceneObject } from '../scene/schema.ts';
-import { OBJECT_FIELDS, STATE_HEAD, stateSize, unpackState } from '../task/state.ts';
+import { OBJECT_FIELDS, STATE_HEAD, stateSize, unpackState, unpackStateInto } from '../task/state.ts';
+import type { TabletopState } from '../task/types.ts';
 import { restHeight } from '../task/geometry.ts';
 import { isHeld } from '../task/verify.ts';
 
@@ -22,6 +23,10 @@ export interface StateLayout {
   stateDim: number;
   /** Input feature size (without the action). */
   featureDim: number;
+  /** Per object: its largest half extent (the rest gate's top-of-object height). */
+  maxHalfExtent: readonly number[];
+  /** Reused by heldMask (the verifiers read it and keep no reference). */
+  scratch: TabletopState;
 }
 
 /** Layout for the scene's objects: features are the head, per-object features, pairwise offsets and
@@ -29,14 +34,19 @@ export interface StateLayout {
 export function stateLayout(objects: readonly SceneObject[]): StateLayout {
   const m = objects.length;
   const pairs = (m * (m - 1)) / 2;
-  return { objects, numObjects: m, stateDim: stateSize(m), featureDim: HEAD + OBJ_FEATURES * m + 3 * pairs + m };
+  const stateDim = stateSize(m);
+  return {
+    objects, numObjects: m, stateDim, featureDim: HEAD + OBJ_FEATURES * m + 3 * pairs + m,
+    maxHalfExtent: objects.map((o) => Math.max(...o.halfExtents)),
+    scratch: unpackState(new Float64Array(stateDim), m),
+  };
 }
 
 /** Bit i set: object i is held by the gripper in state row `r` (the verifiers' isHeld). */
 export function heldMask(layout: StateLayout, states: ArrayLike<number>, r: number): number {
-  const st = unpackState(states, layout.numObjects, r * layout.stateDim);
+  const st = unpackStateInto(states, r * layout.stateDim, layout.scratch);
   let mask = 0;
-  layout.objects.forEach((obj, i) => { if (isHeld(obj, st.objects[i], st)) mask |= 1 << i; });
+  for (let i = 0; i < layout.numObjects; i++) if (isHeld(layout.objects[i], st.objects[i], st)) mask |= 1 << i;
   return mask;
 }
 
@@ -151,18 +161,28 @@ export interface StateLimits {
  *  either farther than gate.radius horizontally from the tool or below the fingertips (tcp z - tipBelow)
  *  by more than gate.clearance, and away from every moving object (see StateLimits.restGate). */
 export function isGatedAtRest(layout: StateLayout, gate: NonNullable<StateLimits['restGate']>, state: ArrayLike<number>, s: number, i: number): boolean {
-  const speed2 = (o: number) => state[o + 7] * state[o + 7] + state[o + 8] * state[o + 8] + state[o + 9] * state[o + 9];
   const v2 = gate.speed * gate.speed;
+  const r2 = gate.radius * gate.radius;
   const o = s + HEAD + OBJ * i;
-  if (speed2(o) >= v2) return false;
-  const far = (x: number, y: number) => (state[o] - x) * (state[o] - x) + (state[o + 1] - y) * (state[o + 1] - y) > gate.radius * gate.radius;
-  const top = state[o + 2] + Math.max(...layout.objects[i].halfExtents);
-  if (!far(state[s], state[s + 1]) && state[s + 2] - gate.tipBelow - top <= gate.clearance) return false;
+  if (speed2(state, o) >= v2) return false;
+  const top = state[o + 2] + layout.maxHalfExtent[i];
+  if (dist2XY(state, o, s) <= r2 && state[s + 2] - gate.tipBelow - top <= gate.clearance) return false;
   for (let j = 0; j < layout.numObjects; j++) {
     const p = s + HEAD + OBJ * j;
-    if (j !== i && speed2(p) >= v2 && !far(state[p], state[p + 1])) return false;
+    if (j !== i && speed2(state, p) >= v2 && dist2XY(state, o, p) <= r2) return false;
   }
   return true;
+}
+
+/** Squared speed of the object whose state starts at o. */
+function speed2(state: ArrayLike<number>, o: number): number {
+  return state[o + 7] * state[o + 7] + state[o + 8] * state[o + 8] + state[o + 9] * state[o + 9];
+}
+
+/** Squared horizontal distance between the positions starting at a and b. */
+function dist2XY(state: ArrayLike<number>, a: number, b: number): number {
+  const dx = state[a] - state[b], dy = state[a + 1] - state[b + 1];
+  return dx * dx + dy * dy;
 }
 
 /** Bit i set: object i of state row s is held still by the rest gate (one evaluation per row, shared by

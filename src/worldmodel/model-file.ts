@@ -9,6 +9,7 @@ import { writeAtomic } from '../nn/modelfile.ts';
 import { loadWorldModel, saveWorldModel } from '../nn/nets/worldmodel-file.ts';
 import type { WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
 import type { ParamStore } from '../nn/params.ts';
+import type { RuntimeOptions } from '../nn/runtime.ts';
 import type { Scene } from '../scene/schema.ts';
 import { EnsembleDynamics } from './dynamics.ts';
 import { assertSameSpec, WorldModelEnv } from './env.ts';
@@ -72,21 +73,23 @@ export interface OpenWorldModelOptions {
   sampling?: 'mean' | 'member';
   seed?: number;
   render?: boolean;
+  /** onnxruntime intra-op threads of the ensemble session (default 1). */
+  threads?: number;
 }
 
 /** Loads a world-model file and builds its dynamics for a scene and spec. */
-export async function loadEnsembleDynamics(path: string, scene: Scene, spec: EnvSpec): Promise<{ dynamics: EnsembleDynamics; meta: WmMeta; params: ParamStore }> {
+export async function loadEnsembleDynamics(path: string, scene: Scene, spec: EnvSpec, runtime: RuntimeOptions = {}): Promise<{ dynamics: EnsembleDynamics; meta: WmMeta; params: ParamStore }> {
   const { params, meta, netConfig } = await loadWmModel(path);
   const names = scene.objects.map((o) => o.name);
   if (meta.objects.join(',') !== names.join(',')) throw new Error(`${path}: trained on objects [${meta.objects}], the scene has [${names}]`);
   const stored = meta.specs[spec.id];
   if (!stored) throw new Error(`${path}: not trained for ${spec.id} (has ${Object.keys(meta.specs).join(', ')})`);
   assertSameSpec(spec, stored, `${path}: stored spec`);
-  const dynamics = await EnsembleDynamics.create(netConfig, params, stateLayout(scene.objects), limitsFromScene(scene), spec);
+  const dynamics = await EnsembleDynamics.create(netConfig, params, stateLayout(scene.objects), limitsFromScene(scene), spec, runtime);
   return { dynamics, meta, params };
 }
 
 export async function openWorldModelEnv(path: string, o: OpenWorldModelOptions): Promise<WorldModelEnv> {
-  const { dynamics } = await loadEnsembleDynamics(path, o.scene, o.spec);
+  const { dynamics } = await loadEnsembleDynamics(path, o.scene, o.spec, { threads: o.threads });
   return new WorldModelEnv({ scene: o.scene, spec: o.spec, numEnvs: o.numEnvs, dynamics, sampling: o.sampling, seed: o.seed, render: o.render });
 }

@@ -3,7 +3,7 @@
 // and warm-started online refresh within a time budget (the API the WMRL trainer calls).
 import { Rng } from '../core/rng.ts';
 import { DYN, Graph } from '../nn/ir.ts';
-import { WM_NORM, worldModelForwardBuilder, worldModelLossBuilder, type WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
+import { WM_NORM, worldModelLossBuilder, worldModelStepBuilder, type WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
 import { ParamStore } from '../nn/params.ts';
 import { floatData, tensor } from '../nn/runtime.ts';
 import { ForwardSession, TrainSession } from '../nn/train.ts';
@@ -190,7 +190,7 @@ function interleave(x: Float32Array, y: Float32Array, n: number, a: number, b: n
 export async function validationMse(config: WorldModelNetConfig & { members: number }, params: ParamStore, val: TransitionSet): Promise<number> {
   const n = Math.min(val.count, VAL_ROWS);
   const F = config.stateDim, A = config.actionDim, S = val.layout.stateDim;
-  const fwd = await ForwardSession.create(worldModelForwardBuilder(config, DYN), params, { threads: 1 });
+  const fwd = await ForwardSession.create(worldModelStepBuilder(config, DYN), params, { threads: 1 });
   try {
     const out = await fwd.run({ state: tensor('float32', val.feats.subarray(0, n * F), [n, F]), action: tensor('float32', val.acts.subarray(0, n * A), [n, A]) });
     const d = floatData(out.delta_mean);

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
 import { dsin } from '../../src/core/dmath.ts';
 import { Graph } from '../../src/nn/ir.ts';
-import { WM_NORM, type WorldModelNetConfig, worldModelForwardBuilder, worldModelLossBuilder } from '../../src/nn/nets/worldmodel.ts';
+import { WM_NORM, type WorldModelNetConfig, worldModelForwardBuilder, worldModelLossBuilder, worldModelStepBuilder } from '../../src/nn/nets/worldmodel.ts';
 import { loadWorldModel, saveWorldModel } from '../../src/nn/nets/worldmodel-file.ts';
 import { ParamStore } from '../../src/nn/params.ts';
 import { floatData, tensor } from '../../src/nn/runtime.ts';
@@ -89,6 +89,13 @@ describe('world-model ensemble', () => {
     }
     const mean = floatData(o1.mean);
     expect(mean.slice(0, 20)).not.toEqual(mean.slice(20, 40)); // members are different networks
+    // The stepping graph (log-variance half never computed) gives the same Δ mean up to float32 rounding.
+    const f3 = await ForwardSession.create(worldModelStepBuilder(CFG), trained);
+    const o3 = await f3.run(feeds);
+    expect(Object.keys(o3)).toEqual(['delta_mean']);
+    const [full, step] = [floatData(o1.delta_mean), floatData(o3.delta_mean)];
+    for (let i = 0; i < full.length; i++) expect(Math.abs(step[i] - full[i]), `delta_mean[${i}]`).toBeLessThanOrEqual(1e-6 * (1 + Math.abs(full[i])));
+    await f3.close();
     await f1.close();
     await f2.close();
 

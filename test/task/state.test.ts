@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { packState, stateNames, stateSize, unpackState } from '../../src/task/state.ts';
+import { packState, stateNames, stateSize, unpackState, unpackStateInto } from '../../src/task/state.ts';
 import type { TabletopState } from '../../src/task/types.ts';
 
 describe('flat state layout', () => {
@@ -21,5 +21,14 @@ describe('flat state layout', () => {
     packState(s, buf, 3);
     expect(unpackState(buf, 2, 3)).toEqual(s);
     expect(() => unpackState(new Float64Array(10), 2)).toThrow(/need 26 values for 2 objects, got 10/);
+  });
+  it('unpacks in place into an existing state (same values, same objects)', () => {
+    const buf = new Float64Array(5 + stateSize(2));
+    packState(s, buf, 5);
+    const into = unpackState(new Float64Array(stateSize(2)), 2);
+    const first = into.objects[1];
+    expect(unpackStateInto(buf, 5, into)).toBe(into);
+    expect(into).toEqual(s);
+    expect(into.objects[1]).toBe(first);
   });
 });

@@ -40,17 +40,37 @@ export function parseWorldModelConfig(c: WorldModelNetConfig): Cfg {
   return r.data;
 }
 
-/** Ensemble linear layer: x [N, in] (shared by members) or [K, N, in] -> [K, N, out]. */
-function ensembleLinear(x: Tensor, name: string, k: number, out: number, act: Activation | 'none'): Tensor {
+/** Ensemble linear layer: x [N, in] (shared by members) or [K, N, in] -> [K, N, keep]: the first `keep`
+ *  of `out` units (a sliced weight, so the dropped units cost nothing). */
+function ensembleLinear(x: Tensor, name: string, k: number, out: number, act: Activation | 'none', keep = out): Tensor {
   const fanIn = x.shape[x.rank - 1];
   const std = act === 'none' ? Math.sqrt(1 / fanIn) : Math.sqrt(2 / fanIn);
   const w = x.graph.param(`${name}.w`, [k, fanIn, out], { kind: 'normal', std });
   const b = x.graph.param(`${name}.b`, [k, 1, out], { kind: 'zeros' }, { decay: false });
-  return activate(o.add(o.matmul(x, w), b), act === 'none' ? 'none' : act);
+  const [wk, bk] = keep < out ? [o.slice(w, -1, 0, keep), o.slice(b, -1, 0, keep)] : [w, b];
+  return activate(o.add(o.matmul(x, wk), bk), act === 'none' ? 'none' : act);
 }
 
 /** Builds the ensemble on `state` [.., S] and `action` [.., A]; leading dims [N] or [K, N]. */
 export function worldModelNet(state: Tensor, action: Tensor, config: WorldModelNetConfig): WorldModelNet {
+  const { c, d, h, outMean, outStd } = trunk(state, action, config);
+  const out = ensembleLinear(h, 'wm.out', c.members, 2 * d, 'none');
+  const mean = o.slice(out, -1, 0, d);
+  const logvar = softClamp(o.slice(out, -1, d, 2 * d), c.minLogVar, c.maxLogVar);
+  const deltaMean = o.add(o.mul(mean, outStd), outMean);
+  const deltaVar = o.mul(o.exp(logvar), o.mul(outStd, outStd));
+  return { config: c, mean, logvar, deltaMean, deltaVar };
+}
+
+/** Only the Δ mean in state units [K, N, D] (what stepping needs): the log-variance half of the output
+ *  layer is never computed. Same parameters as worldModelNet. */
+export function worldModelDeltaMean(state: Tensor, action: Tensor, config: WorldModelNetConfig): Tensor {
+  const { c, d, h, outMean, outStd } = trunk(state, action, config);
+  return o.add(o.mul(ensembleLinear(h, 'wm.out', c.members, 2 * d, 'none', d), outStd), outMean);
+}
+
+/** Normalised inputs through the hidden layers, plus the target normaliser. */
+function trunk(state: Tensor, action: Tensor, config: WorldModelNetConfig): { c: Cfg; d: number; h: Tensor; outMean: Tensor; outStd: Tensor } {
   const c = parseWorldModelConfig(config);
   const g = state.graph;
   const d = c.outDim ?? c.stateDim;
@@ -62,17 +82,11 @@ export function worldModelNet(state: Tensor, action: Tensor, config: WorldModelN
   const inStd = g.param(WM_NORM.inStd, [inDim], { kind: 'ones' }, buffer);
   const outMean = g.param(WM_NORM.outMean, [d], { kind: 'zeros' }, buffer);
   const outStd = g.param(WM_NORM.outStd, [d], { kind: 'ones' }, buffer);
-
   let h = o.div(o.sub(o.concat([state, action], -1), inMean), inStd);
   c.hidden.forEach((width, i) => {
     h = ensembleLinear(h, `wm.l${i}`, c.members, width, c.act);
   });
-  const out = ensembleLinear(h, 'wm.out', c.members, 2 * d, 'none');
-  const mean = o.slice(out, -1, 0, d);
-  const logvar = softClamp(o.slice(out, -1, d, 2 * d), c.minLogVar, c.maxLogVar);
-  const deltaMean = o.add(o.mul(mean, outStd), outMean);
-  const deltaVar = o.mul(o.exp(logvar), o.mul(outStd, outStd));
-  return { config: c, mean, logvar, deltaMean, deltaVar };
+  return { c, d, h, outMean, outStd };
 }
 
 /** Mean Gaussian NLL of raw Δ targets [K, N, D] (normalised in-graph with the stored target normaliser). */
@@ -99,6 +113,14 @@ export function worldModelForwardBuilder(config: WorldModelNetConfig, batch: num
     const { state, action } = worldModelInputs(g, config, batch, false);
     const net = worldModelNet(state, action, config);
     return { mean: net.mean, logvar: net.logvar, delta_mean: net.deltaMean, delta_var: net.deltaVar };
+  };
+}
+
+/** Stepping graph builder: inputs state [N, S], action [N, A]; one output, delta_mean [K, N, D]. */
+export function worldModelStepBuilder(config: WorldModelNetConfig, batch: number = DYN): (g: Graph) => Record<string, Tensor> {
+  return (g) => {
+    const { state, action } = worldModelInputs(g, config, batch, false);
+    return { delta_mean: worldModelDeltaMean(state, action, config) };
   };
 }
 
