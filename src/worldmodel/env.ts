@@ -190,8 +190,8 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
       reward[i] = sum / K;
       rewardVar[i] = Math.max(0, sum2 / K - reward[i] * reward[i]);
       meanProgress[i] = prog / K;
-      const [src, from] = this.sampling === 'member' ? [pred.members, (this.pickMember(i) * R + r) * S] : [pred.mean, r * S];
-      for (let j = 0; j < S; j++) this.states[i * S + j] = src[from + j];
+      const src = this.sampling === 'member' ? pred.members.subarray((this.pickMember(i) * R + r) * S) : pred.mean.subarray(r * S);
+      this.states.set(src.subarray(0, S), i * S);
       b.grip[i] = grip[i] / (this.gripBins - 1); // proprio grip_command: 0 open ... 1 closed
       b.steps[i]++;
       if (this.qLag[i] >= 0) this.qLag[i]++;
