@@ -77,7 +77,6 @@ export function datan2(y: number, x: number): number {
   return y > 0 ? pi / 2 - a : -pi / 2 - a;
 }
 
-/** 2^k for integer k, built exactly from the exponent bits. */
 /** 2^k for every normal exponent, built once from the IEEE bits (exact). */
 const POW2 = (() => {
   const view = new DataView(new ArrayBuffer(8));
@@ -90,6 +89,7 @@ const POW2 = (() => {
   return t;
 })();
 
+/** 2^k for integer k, exactly. */
 function pow2(k: number): number {
   if (k > 1023) return Infinity;
   if (k < -1074) return 0;
