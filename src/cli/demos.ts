@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
+import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
 import { Rng } from '../core/rng.ts';
 import type { BatchAction, BatchObs } from '../env/types.ts';
 import { ACTION_NAMES, ScriptedExpert, createTabletopEnv, type TabletopEnv } from '../physics/index.ts';
@@ -142,14 +142,7 @@ export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, s
 
 export function readDemoFolder(dir: string): { meta: DemosMeta; demos: Demo[] } {
   const metaPath = join(dir, 'demos.json');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(metaPath, 'utf8'));
-  } catch (e) {
-    throw new Error(`${metaPath}: cannot read (is ${dir} a folder written by wmrl collect?): ${(e as Error).message}`);
-  }
-  const parsed = DemosMetaSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${metaPath}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const meta = readJsonFile(metaPath, DemosMetaSchema, `demonstration metadata (is ${dir} a folder written by wmrl collect?)`);
   const { episodes } = readEpisodeFolder(dir);
   const buf = readFileSync(join(dir, 'labels.bin'));
   const labels = new Int32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
@@ -169,7 +162,7 @@ export function readDemoFolder(dir: string): { meta: DemosMeta; demos: Demo[] } 
       d.counterfactual.push({ step: cf[r + 1], object: cf[r + 2], tokens: Array.from(cf.subarray(r + 3, r + R)) });
     }
   }
-  return { meta: parsed.data, demos };
+  return { meta, demos };
 }
 
 /** Which steps of which demo are training samples: every step of every demo ('all'), or only of the

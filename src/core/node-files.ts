@@ -1,6 +1,8 @@
 // Node-only file helpers (not exported from core/index.ts, which stays browser-safe).
-import { mkdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync, rmSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
+import type { z } from 'zod';
+import { formatZodError } from './spec.ts';
 
 /** Write a file atomically: a temp file in the same folder, then rename over the target. A crash
  *  midway leaves either the old file or the new one, never a torn one. */
@@ -23,4 +25,18 @@ export function writeJsonAtomic(path: string, value: unknown): void {
 /** Append one JSON line (metrics files). */
 export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
+}
+
+/** Read a JSON file and validate it: a missing or malformed file is an error naming the file and
+ *  `what` it should hold; a schema failure names the file and every bad field ("file: $.a.b: ..."). */
+export function readJsonFile<T extends z.ZodType>(path: string, schema: T, what: string): z.infer<T> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`${path}: cannot read ${what}: ${(err as Error).message}`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new Error(formatZodError(parsed.error, `${path}: `));
+  return parsed.data;
 }

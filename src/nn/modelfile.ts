@@ -1,10 +1,11 @@
 // Model files: ONNX (inference graph, weights as initializers) + a JSON sidecar (zod schema) with io
 // names and shapes, parameter list, network config (tokenizer, action bins ...), normalisers,
 // provenance and the env spec hash. Written atomically (temp file + rename). Node-only (fs).
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { z } from 'zod';
 import { hashOf } from '../core/hash.ts';
+import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
 import { DYN, Graph, type Tensor } from './ir.ts';
 import { readOnnx, writeOnnx } from './onnx.ts';
 import { ParamStore } from './params.ts';
@@ -47,19 +48,6 @@ export interface SaveModelOptions {
   specHash: string;
 }
 
-/** Write `bytes` to `path` via a temp file in the same folder and a rename. */
-export async function writeAtomic(path: string, bytes: Uint8Array | string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${hashOf(String(performance.now()), path)}.tmp`);
-  try {
-    await writeFile(tmp, bytes);
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
-
 const io = (name: string, t: Tensor): z.infer<typeof IoSchema> => ({ name, dtype: t.dtype, shape: t.shape.map((d) => (d === DYN ? 'N' : d)) });
 
 function sidecarPath(onnxPath: string): string {
@@ -89,8 +77,8 @@ export async function saveModel(path: string, build: (g: Graph) => Record<string
     specHash: opts.specHash,
   };
   ModelSidecarSchema.parse(sidecar);
-  await writeAtomic(path, bytes);
-  await writeAtomic(sidecarPath(path), JSON.stringify(sidecar, null, 2) + '\n');
+  writeFileAtomic(path, bytes);
+  writeJsonAtomic(sidecarPath(path), sidecar);
   return sidecar;
 }
 
@@ -105,15 +93,7 @@ export interface LoadedModel {
  *  sidecar's list (an error names every missing, unexpected or wrongly shaped one). */
 export async function loadModel(path: string, kind?: string): Promise<LoadedModel> {
   const jsonPath = sidecarPath(path);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(jsonPath, 'utf8'));
-  } catch (e) {
-    throw new Error(`loadModel: cannot read sidecar ${jsonPath}: ${(e as Error).message}`);
-  }
-  const parsed = ModelSidecarSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`loadModel: ${jsonPath}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  const sidecar = parsed.data;
+  const sidecar = readJsonFile(jsonPath, ModelSidecarSchema, 'model sidecar');
   if (kind && sidecar.kind !== kind) throw new Error(`loadModel: ${jsonPath} holds a "${sidecar.kind}" model, expected "${kind}"`);
   const model = new Uint8Array(await readFile(path));
   if (hashOf(model) !== sidecar.onnxHash) throw new Error(`loadModel: ${path} does not match the hash in its sidecar (file changed?)`);

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
+import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
 import { ParamStore } from '../nn/params.ts';
 import type { OptimizerState } from '../nn/train.ts';
 import { type VlaConfig, parseVlaConfig, type VlaConfigInput } from './vla.ts';
@@ -58,15 +58,7 @@ export function saveBcCheckpoint(dir: string, ck: BcCheckpoint): void {
 
 export function loadBcCheckpoint(dir: string): BcCheckpoint {
   const jsonPath = join(dir, 'checkpoint.json');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(jsonPath, 'utf8'));
-  } catch (e) {
-    throw new Error(`${jsonPath}: cannot read checkpoint: ${(e as Error).message}`);
-  }
-  const parsed = CheckpointSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${jsonPath}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  const c = parsed.data;
+  const c = readJsonFile(jsonPath, CheckpointSchema, 'checkpoint');
   const buf = readFileSync(join(dir, 'checkpoint.bin'));
   const flat = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
   const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { formatZodError } from '../core/spec.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
+import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
 import type { Episode } from './collect.ts';
 
 // A run folder of episodes: episodes.bin holds, per episode back to back, little-endian
@@ -67,16 +66,7 @@ export function writeEpisodeFolder(dir: string, meta: { command: string; actionN
 }
 
 export function readEpisodeIndex(dir: string): EpisodeIndex {
-  const path = join(dir, 'index.json');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new Error(`${path}: cannot read episode index: ${(err as Error).message}`);
-  }
-  const parsed = EpisodeIndexSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(formatZodError(parsed.error, `${path}: `));
-  return parsed.data;
+  return readJsonFile(join(dir, 'index.json'), EpisodeIndexSchema, 'episode index');
 }
 
 export function readEpisodeFolder(dir: string): { index: EpisodeIndex; episodes: StoredEpisode[] } {

@@ -1,11 +1,10 @@
 // World-model files: the ensemble ONNX + its sidecar (src/nn) plus NAME.wm.json with what the env
 // needs besides weights: the feature layout version, the object names, the physics specs it was trained
 // for (a WorldModelEnv refuses a spec that differs) and the training report. Node-only.
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { canonicalJson, EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
 import { hashOf } from '../core/hash.ts';
-import { writeAtomic } from '../nn/modelfile.ts';
+import { readJsonFile, writeJsonAtomic } from '../core/node-files.ts';
 import { loadWorldModel, saveWorldModel } from '../nn/nets/worldmodel-file.ts';
 import type { WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
 import type { ParamStore } from '../nn/params.ts';
@@ -48,21 +47,14 @@ export async function saveWmModel(path: string, config: WorldModelNetConfig, par
   WmMetaSchema.parse(full);
   const specHash = hashOf(canonicalJson(Object.values(full.specs).sort((a, b) => a.id.localeCompare(b.id))));
   await saveWorldModel(path, config, params, { provenance: { producer: 'wmrl wm train', seed, steps, notes: meta.command }, specHash });
-  await writeAtomic(metaPath(path), JSON.stringify(full, null, 2) + '\n');
+  writeJsonAtomic(metaPath(path), full);
 }
 
 export async function loadWmModel(path: string): Promise<{ params: ParamStore; meta: WmMeta; netConfig: WorldModelNetConfig & { members: number } }> {
   const m = await loadWorldModel(path);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(metaPath(path), 'utf8'));
-  } catch (e) {
-    throw new Error(`${metaPath(path)}: cannot read world-model env metadata: ${(e as Error).message}`);
-  }
-  const parsed = WmMetaSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${metaPath(path)}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  if (parsed.data.featureVersion !== FEATURE_VERSION) throw new Error(`${metaPath(path)}: featureVersion ${parsed.data.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`);
-  return { params: m.params, meta: parsed.data, netConfig: m.config as WorldModelNetConfig & { members: number } };
+  const meta = readJsonFile(metaPath(path), WmMetaSchema, 'world-model env metadata');
+  if (meta.featureVersion !== FEATURE_VERSION) throw new Error(`${metaPath(path)}: featureVersion ${meta.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`);
+  return { params: m.params, meta, netConfig: m.config as WorldModelNetConfig & { members: number } };
 }
 
 export interface OpenWorldModelOptions {
