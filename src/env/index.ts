@@ -7,3 +7,4 @@ export * from './registry.ts';
 export * from './toys.ts';
 export * from './seeds.ts';
 export * from './action.ts';
+export * from './batch.ts';

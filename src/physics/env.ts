@@ -1,6 +1,7 @@
 import RAPIER from '@dimforge/rapier3d-deterministic-compat';
 import type { EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
+import { assertResetEnv, copyBatchObs, instructionsOf } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
 import type { BatchAction, BatchObs, BodyPose, Env, EnvSnapshot, FrameSource, ResetInfo, ResetOptions, Snapshottable, StepResult } from '../env/types.ts';
 import { createRenderer, type Renderer } from '../render/index.ts';
@@ -131,7 +132,7 @@ export class TabletopEnv implements Env, Snapshottable, FrameSource {
       b.progress[i] = score.progress;
       this.observeRow(i, state);
     }
-    return { obs: this.obs(), info: { source: 'physics', seeds: b.seeds.slice(), instruction: this.instructions() } };
+    return { obs: this.obs(), info: { source: 'physics', seeds: b.seeds.slice(), instruction: instructionsOf(this.tasks) } };
   }
 
   async step(action: BatchAction): Promise<StepResult> {
@@ -183,20 +184,11 @@ export class TabletopEnv implements Env, Snapshottable, FrameSource {
   }
 
   private obs(): BatchObs {
-    const obs: BatchObs = {};
-    this.cameras.forEach((name, c) => (obs[`image_${name}`] = this.book.images[c].slice()));
-    obs.proprio = this.book.proprio.slice();
-    obs.instruction = this.instructions();
-    return obs;
-  }
-
-  private instructions(): string[] {
-    return this.tasks.map((t) => t?.instruction ?? '');
+    return copyBatchObs(this.cameras.map((name, c) => [`image_${name}`, this.book.images[c]] as const), this.book.proprio, this.tasks);
   }
 
   private sim(i: number): TabletopSim {
-    if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`env index ${i} is outside [0, ${this.numEnvs})`);
-    if (!this.tasks[i]) throw new Error(`${this.spec.id}: env ${i} has not been reset`);
+    assertResetEnv(this.spec.id, this.numEnvs, i, this.tasks[i]);
     return this.sims[i];
   }
 

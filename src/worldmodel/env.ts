@@ -4,6 +4,7 @@
 import { canonicalJson, type EnvSpec } from '../core/spec.ts';
 import { Rng } from '../core/rng.ts';
 import { assertAction } from '../env/action.ts';
+import { assertResetEnv, copyBatchObs, instructionsOf } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
 import type { BatchAction, BatchObs, BodyPose, Env, EnvSnapshot, FrameSource, ResetInfo, ResetOptions, Snapshottable, StepResult } from '../env/types.ts';
 import { createRenderer, type Renderer } from '../render/index.ts';
@@ -159,7 +160,7 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
     rows.forEach((row, r) => packed.set(this.states.subarray(row * this.S, (row + 1) * this.S), r * this.S));
     await this.dynamics.start(rows, tasks, packed);
     for (const i of rows) this.observeRow(i);
-    return { obs: this.obs(), info: { source: 'world-model', seeds: b.seeds.slice(), instruction: this.instructions() } };
+    return { obs: this.obs(), info: { source: 'world-model', seeds: b.seeds.slice(), instruction: instructionsOf(this.tasks) } };
   }
 
   async step(action: BatchAction): Promise<StepResult> {
@@ -248,20 +249,11 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
   }
 
   private obs(): BatchObs {
-    const obs: BatchObs = {};
-    this.cameras.forEach((c, k) => (obs[c.key] = this.book.images[k].slice()));
-    obs.proprio = this.book.proprio.slice();
-    obs.instruction = this.instructions();
-    return obs;
-  }
-
-  private instructions(): string[] {
-    return this.tasks.map((t) => t?.instruction ?? '');
+    return copyBatchObs(this.cameras.map((c, k) => [c.key, this.book.images[k]] as const), this.book.proprio, this.tasks);
   }
 
   private check(i: number): void {
-    if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`env index ${i} is outside [0, ${this.numEnvs})`);
-    if (!this.tasks[i]) throw new Error(`${this.spec.id}: env ${i} has not been reset`);
+    assertResetEnv(this.spec.id, this.numEnvs, i, this.tasks[i]);
   }
 
   /** The predicted state of env i (fresh arrays). */
