@@ -160,10 +160,6 @@ export function dtanh(x: number): number {
   return (e - 1) / (e + 1);
 }
 
-export function dsigmoid(x: number): number {
-  return x >= 0 ? 1 / (1 + dexp(-x)) : dexp(x) / (1 + dexp(x));
-}
-
 /** Wrap an angle to [-pi, pi). */
 export function wrapAngle(a: number): number {
   const twoPi = 4 * (PIO2_HI + PIO2_LO);

@@ -24,9 +24,3 @@ export function std(xs: ArrayLike<number>): number {
   return Math.sqrt(s / xs.length);
 }
 
-export function percentile(xs: ArrayLike<number>, q: number): number {
-  const sorted = Array.from(xs).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))));
-  return sorted[idx];
-}

@@ -243,6 +243,3 @@ export function typedCtor(dtype: DType): { new (n: number): TypedArray } {
   }
 }
 
-export function shapeSize(shape: readonly number[]): number {
-  return shape.reduce((a, b) => a * b, 1);
-}
