@@ -34,7 +34,7 @@ describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
 
     const model = join(dir, 'bc.onnx');
     const runDir = join(dir, 'run');
-    const p = await runJson(['pretrain', '--data', data, '--out', model, '--steps', '300', '--lr', '0.003', '--batch', '32', '--log-every', '100', '--checkpoint-every', '150', '--run-dir', runDir, '--no-counterfactual', '--json']);
+    const p = await runJson(['pretrain', '--data', data, '--out', model, '--steps', '300', '--lr', '0.003', '--batch', '32', '--size', 'tiny', '--shift', '2', '--log-every', '100', '--checkpoint-every', '150', '--run-dir', runDir, '--no-counterfactual', '--json']);
     expect(p.samples).toBe(demos.reduce((s, d) => s + d.length, 0));
     const lines = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => l.step)).toEqual([100, 200, 300]);

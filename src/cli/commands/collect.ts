@@ -23,7 +23,7 @@ export function registerCollect(program: Command): void {
     .command('collect')
     .description('record scripted-expert demonstrations (train split) for behaviour cloning: noisy execution, clean expert labels (DART)')
     .option('--task <id>', 'task id (tabletop/push, push, ...) or all', 'all')
-    .option('--episodes <n>', 'demonstrations per task', '50')
+    .option('--episodes <n>', 'demonstrations per task (400: the recipe of models/vla-base.onnx)', '400')
     .requiredOption('--out <dir>', 'output folder (episodes.bin + index.json + labels.bin + demos.json)')
     .option('--noise <p>', 'probability of replacing each executed token by a random one (the label stays the expert token)', '0.05')
     .option('--seed <n>', 'seed of the noise stream', '0')
