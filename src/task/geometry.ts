@@ -16,29 +16,26 @@ export function quatAxes(q: Quat): [Vec3, Vec3, Vec3] {
   ];
 }
 
-const dot = (a: Vec3, b: Vec3): number => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-
-/** Half extent of the object along the unit world direction `dir` (support function). */
+/** Half extent of the object along the unit world direction `dir` (support function). Allocation-free
+ *  (verifiers and world-model steps call it per object per step): each body axis is quatAxes'
+ *  column dotted with `dir`, same arithmetic in the same order. */
 export function supportAlong(obj: SceneObject, quat: Quat, dir: Vec3): number {
-  const axes = quatAxes(quat);
-  const h = obj.halfExtents;
-  if (obj.shape === 'box') return h.reduce((sum, hi, i) => sum + Math.abs(dot(axes[i], dir)) * hi, 0);
-  const c = Math.abs(dot(axes[2], dir));
-  return h[0] * Math.sqrt(Math.max(0, 1 - c * c)) + h[2] * c;
-}
-
-/** Height of the object's centre above a flat surface it rests on in this orientation. */
-export function restHeight(obj: SceneObject, quat: Quat): number {
-  // supportAlong(obj, quat, [0, 0, 1]) without allocating (hot in world-model steps): only the z row
-  // of quatAxes is needed; same arithmetic, same order, same bits.
   const n = Math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
   const ok = n > 1e-12;
   const x = ok ? quat[0] / n : 0, y = ok ? quat[1] / n : 0, z = ok ? quat[2] / n : 0, w = ok ? quat[3] / n : 1;
-  const zx = 2 * (x * z - w * y), zy = 2 * (y * z + w * x), zz = 1 - 2 * (x * x + y * y);
+  const c2 = Math.abs((2 * (x * z + w * y)) * dir[0] + (2 * (y * z - w * x)) * dir[1] + (1 - 2 * (x * x + y * y)) * dir[2]);
   const h = obj.halfExtents;
-  if (obj.shape === 'box') return Math.abs(zx) * h[0] + Math.abs(zy) * h[1] + Math.abs(zz) * h[2];
-  const c = Math.abs(zz);
-  return h[0] * Math.sqrt(Math.max(0, 1 - c * c)) + h[2] * c;
+  if (obj.shape !== 'box') return h[0] * Math.sqrt(Math.max(0, 1 - c2 * c2)) + h[2] * c2;
+  const c0 = Math.abs((1 - 2 * (y * y + z * z)) * dir[0] + (2 * (x * y + w * z)) * dir[1] + (2 * (x * z - w * y)) * dir[2]);
+  const c1 = Math.abs((2 * (x * y - w * z)) * dir[0] + (1 - 2 * (x * x + z * z)) * dir[1] + (2 * (y * z + w * x)) * dir[2]);
+  return c0 * h[0] + c1 * h[1] + c2 * h[2];
+}
+
+const UP: Vec3 = [0, 0, 1];
+
+/** Height of the object's centre above a flat surface it rests on in this orientation. */
+export function restHeight(obj: SceneObject, quat: Quat): number {
+  return supportAlong(obj, quat, UP);
 }
 
 /** Cosine of the angle between the vertical and the nearest axis the object may stand on
