@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
+import { InputError } from '../core/errors.ts';
 import { SceneError } from '../scene/index.ts';
-import { UsageError } from './options.ts';
 import { registerCollect } from './commands/collect.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerEval } from './commands/eval.ts';
@@ -36,7 +36,7 @@ export async function main(argv: string[]): Promise<void> {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
-    const usage = err instanceof UsageError || err instanceof SceneError;
+    const usage = err instanceof InputError || err instanceof SceneError;
     process.stderr.write(`error: ${(err as Error).message}\n`);
     if (!usage && process.env.WMRL_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
     process.exit(usage ? 2 : 1);

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
 
 /** A bad flag or argument: printed as "error: ..." with exit code 2. */
-export class UsageError extends Error {}
+export class UsageError extends InputError {}
 
 /** Validate commander's raw option bag with zod; errors name the flag, e.g. "--episodes: ...". */
 export function parseOptions<T extends z.ZodType>(schema: T, raw: Record<string, unknown>): z.infer<T> {

@@ -5,3 +5,4 @@ export * from './dmath.ts';
 export * from './spec.ts';
 export * from './stats.ts';
 export * from './hash.ts';
+export * from './errors.ts';
