@@ -57,6 +57,32 @@ function convGrad(n: Node, g: Tensor): (Tensor | null)[] {
   return b ? [gx, gw, o.reduceSum(g, [0, 2, 3])] : [gx, gw];
 }
 
+function convTransposeGrad(n: Node, g: Tensor): Tensor[] {
+  const [x, w] = n.inputs;
+  const ints = (name: string, dflt: number[]): number[] => ((n.attrs[name] as { ints: number[] } | undefined)?.ints ?? dflt);
+  const s = ints('strides', [1, 1]) as [number, number];
+  const p = ints('pads', [0, 0, 0, 0]);
+  const outPad = ints('output_padding', [0, 0]);
+  if (ints('dilations', [1, 1]).some((v) => v !== 1)) throw new Error('ConvTranspose gradient: dilated transposed convolutions are not supported');
+  if (n.attrs.group && (n.attrs.group as { i: number }).i !== 1) throw new Error('ConvTranspose gradient: grouped transposed convolutions are not supported');
+  if (n.inputs.length > 2) throw new Error('ConvTranspose gradient: a bias input is not supported');
+  // Output rows that output_padding adds beyond the end padding see no input: cut them from g;
+  // output_padding within the end padding only shortens the padding the adjoint Conv sees.
+  let gy = g;
+  const pads = [...p];
+  for (const axis of [2, 3]) {
+    const cut = outPad[axis - 2] - p[axis];
+    if (cut > 0) gy = o.slice(gy, axis, 0, g.shape[axis] - cut);
+    pads[axis] = Math.max(0, -cut);
+  }
+  const cp = pads as [number, number, number, number];
+  // Input gradient: the Conv with the same weights ([in, out, kh, kw] read as Conv's [out, in, kh, kw]).
+  const gx = o.conv(gy, w, null, { strides: s, pads: cp });
+  // Weight gradient: batch becomes channels; the input is the kernel, dilated by the stride.
+  const gw = o.conv(o.transpose(gy, [1, 0, 2, 3]), o.transpose(x, [1, 0, 2, 3]), null, { pads: cp, dilations: s });
+  return [gx, o.transpose(gw, [1, 0, 2, 3])];
+}
+
 function gatherGrad(n: Node, g: Tensor): (Tensor | null)[] {
   // Embedding gradient as a one-hot matrix product: deterministic, no scatter.
   const [data, idx] = n.inputs;
@@ -139,6 +165,7 @@ export const GRADIENTS: Record<string, GradRule | 'nondiff'> = {
   // so ORT can fuse Conv/MatMul + Relu.
   Relu: (n, g) => [o.where(o.greater(n.outputs[0], 0), g, zero(g))],
   Softplus: (n, g) => [o.mul(g, o.sigmoid(n.inputs[0]))],
+  // stopGradient is an Identity that pathNodes() never crosses (were it visited, backward() would throw).
   Identity: (n, g) => [n.meta.stop ? null : g],
   MatMul: (n, g) => {
     const [a, b] = n.inputs;
@@ -167,7 +194,9 @@ export const GRADIENTS: Record<string, GradRule | 'nondiff'> = {
     return [null, sumTo(o.where(c, g, zero(g)), a.shape), sumTo(o.where(c, zero(g), g), b.shape)];
   },
   Expand: (n, g) => [sumTo(g, n.inputs[0].shape), null],
-  // Values that carry no gradient: integer/boolean results, shapes, and ops used only by rules.
+  // No rule. backward() throws when a gradient reaches one of these from a float input on the path
+  // to the loss; a gradient reaching them only through integer/bool inputs (masks, indices) stops there.
+  // Integer/bool results never receive a gradient at all.
   ReduceMax: 'nondiff',
   Cast: 'nondiff',
   DequantizeLinear: 'nondiff',
@@ -181,21 +210,24 @@ export const GRADIENTS: Record<string, GradRule | 'nondiff'> = {
   IsInf: 'nondiff',
   Shape: 'nondiff',
   Pad: padGrad,
-  ConvTranspose: 'nondiff',
+  ConvTranspose: convTransposeGrad,
 };
 
-/** Tensors between `wrt` and `loss`: only these need gradients. */
-function pathNodes(loss: Tensor, wrt: Tensor[]): Node[] {
+const isStop = (n: Node): boolean => n.op === 'Identity' && n.meta.stop === true;
+
+/** Nodes between `wrt` and `loss` (only these need gradients) and the ids of the tensors `wrt` reaches.
+ *  Nothing is reached through a stopGradient. */
+function pathNodes(loss: Tensor, wrt: Tensor[]): { nodes: Node[]; reaches: Set<number> } {
   const nodes = loss.graph.nodes;
   const reaches = new Set<number>(wrt.map((t) => t.id));
   const onPath: Node[] = [];
   for (const n of nodes) {
-    if (n.inputs.some((t) => reaches.has(t.id))) {
+    if (!isStop(n) && n.inputs.some((t) => reaches.has(t.id))) {
       for (const t of n.outputs) reaches.add(t.id);
       onPath.push(n);
     }
   }
-  if (!reaches.has(loss.id)) return [];
+  if (!reaches.has(loss.id)) return { nodes: [], reaches };
   const needed = new Set<number>([loss.id]);
   const out: Node[] = [];
   for (let i = onPath.length - 1; i >= 0; i--) {
@@ -204,30 +236,41 @@ function pathNodes(loss: Tensor, wrt: Tensor[]): Node[] {
     out.push(n);
     for (const t of n.inputs) if (reaches.has(t.id)) needed.add(t.id);
   }
-  return out; // reverse topological order
+  return { nodes: out, reaches }; // reverse topological order
 }
 
-/** Appends the backward pass to loss.graph; returns d loss / d t for each t in wrt (zeros if unconnected). */
+/** Appends the backward pass to loss.graph; returns d loss / d t for each t in wrt (zeros if unconnected).
+ *  Throws rather than give a silent zero: for an op without a rule on a float path, and for a rule that
+ *  gives no gradient for a float input on the path. */
 export function backward(loss: Tensor, wrt: Tensor[]): Tensor[] {
   if (!isFloat(loss.dtype) || loss.isStatic === false || loss.size !== 1) {
     throw new Error(`backward: loss must be a float scalar, got ${loss.dtype} [${loss.shape}]`);
   }
+  for (const t of wrt) if (!isFloat(t.dtype)) throw new Error(`backward: cannot differentiate with respect to ${t.dtype} tensor ${t.name}`);
   const graph = loss.graph;
   const seed = graph.constant(loss.dtype === 'float32' ? new Float32Array(1).fill(1) : new Float64Array(1).fill(1), loss.shape, loss.dtype);
   const grads = new Map<number, Tensor>([[loss.id, seed]]);
-  for (const node of pathNodes(loss, wrt)) {
+  const { nodes, reaches } = pathNodes(loss, wrt);
+  const floatOnPath = (t: Tensor): boolean => isFloat(t.dtype) && reaches.has(t.id);
+  for (const node of nodes) {
+    if (node.outputs.length !== 1) throw new Error(`backward: ${node.op} has ${node.outputs.length} outputs; rules handle one`);
     const g = grads.get(node.outputs[0].id);
     if (!g) continue;
     const rule = GRADIENTS[node.op];
     if (rule === undefined) throw new Error(`backward: no gradient rule for ${node.op}`);
     if (rule === 'nondiff') {
-      if (node.op === 'ReduceMax' || node.op === 'Cast') throw new Error(`backward: ${node.op} is not differentiable; wrap its input in stopGradient`);
-      continue;
+      const x = node.inputs.find(floatOnPath);
+      if (x) throw new Error(`backward: ${node.op} is not differentiable (its float input ${x.name} depends on a differentiated tensor); wrap that input or its result in stopGradient`);
+      continue; // reached only through integer/bool inputs: nothing to propagate
     }
     const gin = rule(node, g);
     node.inputs.forEach((t, i) => {
       const gi = gin[i];
-      if (!gi || !isFloat(t.dtype)) return;
+      if (!gi) {
+        if (floatOnPath(t)) throw new Error(`backward: the ${node.op} rule gave no gradient for its float input ${i} (${t.name})`);
+        return;
+      }
+      if (!isFloat(t.dtype)) return;
       if (gi.shape.length !== t.shape.length || gi.shape.some((d, j) => d !== t.shape[j])) {
         throw new Error(`backward: ${node.op} rule gave [${gi.shape}] for input [${t.shape}]`);
       }

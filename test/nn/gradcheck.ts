@@ -111,9 +111,10 @@ async function compare(
       v[j] = values[j] - h;
       const down = await lossAt(inp.name, v);
       const numeric = (up - down) / (2 * h);
-      const e = relErr(analytic[j], numeric);
+      // A NaN comparison is never "greater": count it as an infinite error, or it would pass silently.
+      const e = Number.isFinite(analytic[j]) && Number.isFinite(numeric) ? relErr(analytic[j], numeric) : Infinity;
       report.checked++;
-      if (e > report.maxRelErr) {
+      if (e > report.maxRelErr || report.worst === '') {
         report.maxRelErr = e;
         report.worst = `${inp.name}[${j}] analytic ${analytic[j]} numeric ${numeric}`;
       }

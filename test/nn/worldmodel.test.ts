@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
 import { dsin } from '../../src/core/dmath.ts';
 import { Graph } from '../../src/nn/ir.ts';
-import { WM_NORM, type WorldModelNetConfig, worldModelForwardBuilder, worldModelLossBuilder, worldModelStepBuilder } from '../../src/nn/nets/worldmodel.ts';
+import { WM_NORM, type WorldModelNetConfig, worldModelForwardBuilder, worldModelLossBuilder, worldModelNet, worldModelStepBuilder } from '../../src/nn/nets/worldmodel.ts';
 import { loadWorldModel, saveWorldModel } from '../../src/nn/nets/worldmodel-file.ts';
 import { ParamStore } from '../../src/nn/params.ts';
 import { floatData, tensor } from '../../src/nn/runtime.ts';
@@ -106,9 +106,16 @@ describe('world-model ensemble', () => {
     await expect(loadWorldModel(path)).rejects.toThrow(/normalizer "target"/);
   });
 
-  it('rejects inputs of the wrong width', () => {
+  it('rejects inputs of the wrong width and an inverted log-variance range', () => {
     const g = new Graph();
     expect(() => worldModelForwardBuilder(CFG)(g)).not.toThrow();
+    const net = (s: number, a: number) => () => {
+      const gr = new Graph();
+      return worldModelNet(gr.input('state', [3, 5, s]), gr.input('action', [3, 5, a]), CFG);
+    };
+    expect(net(4, 2)).not.toThrow();
+    expect(net(5, 2)).toThrow(/state has 5 features, config says 4/);
+    expect(net(4, 3)).toThrow(/action has 3 features, config says 2/);
     const g2 = new Graph();
     expect(() => worldModelLossBuilder({ ...CFG, minLogVar: 2, maxLogVar: 1 }, 4)(g2)).toThrow(/minLogVar/);
   });
