@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = resolve(import.meta.dirname, '../src');
 const ENGINES = ['physics', 'worldmodel', 'autoresearch'];
 const FORBIDDEN: Record<string, string[]> = {
-  core: ['env', 'scene', 'task', 'physics', 'render', 'nn', 'policy', 'worldmodel', 'autoresearch', 'rollout', 'trainer', 'protocol', 'server', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
+  core: ['env', 'scene', 'task', 'physics', 'render', 'nn', 'policy', 'worldmodel', 'autoresearch', 'rollout', 'eval', 'demos', 'trainer', 'protocol', 'server', 'cli', 'store', '@dimforge', 'three', 'onnxruntime-node'],
   env: [...ENGINES, 'trainer', 'cli', '@dimforge', 'onnxruntime-node'],
   scene: ['physics', 'render', 'nn', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
   task: ['physics', 'render', 'nn', 'policy', 'worldmodel', 'trainer', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
@@ -20,8 +20,12 @@ const FORBIDDEN: Record<string, string[]> = {
   trainer: [...ENGINES, 'cli'],
   protocol: ['physics', 'nn', 'trainer', 'server', 'cli', 'onnxruntime-node'],
   server: ['trainer', 'cli'],
+  eval: ['trainer', 'autoresearch', 'cli'],
+  demos: ['worldmodel', 'trainer', 'autoresearch', 'cli'],
   cli: [],
 };
+/** store (run files on disk) may import only core: every other folder of the table is forbidden. */
+FORBIDDEN.store = [...Object.keys(FORBIDDEN).filter((f) => f !== 'core'), '@dimforge', 'three', 'onnxruntime-node'];
 /** Folders the browser viewer imports: no Node built-ins (files named *-file.ts or node-*.ts are the Node-only exceptions). */
 const BROWSER_SAFE = ['core', 'scene', 'task', 'render', 'protocol'];
 

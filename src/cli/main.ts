@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.ts';
+import { fsReason, isPathError } from '../core/input-file.ts';
 import { SceneError } from '../scene/index.ts';
+import { INTERRUPT_EXIT_CODE, InterruptedError, installInterruptHandler } from './interrupt.ts';
 import { registerCollect } from './commands/collect.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerEval } from './commands/eval.ts';
@@ -29,16 +31,29 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** CLI entry: exit code 0 on success, 2 on bad usage or input files, 1 on other failures. */
+/** The message and exit code of a failed command: 2 for bad input (flags, files, data: InputError,
+ *  SceneError, or a path that is missing or of the wrong kind), 1 for internal failures. */
+export function failure(err: unknown): { message: string; code: 1 | 2 } {
+  if (err instanceof InputError || err instanceof SceneError) return { message: err.message, code: 2 };
+  if (isPathError(err)) return { message: `${err.path}: ${fsReason(err)}`, code: 2 };
+  return { message: err instanceof Error ? err.message : String(err), code: 1 };
+}
+
+/** CLI entry: exit code 0 on success, 2 on bad usage or input files, 130 on Ctrl-C, 1 on other failures. */
 export async function main(argv: string[]): Promise<void> {
+  installInterruptHandler();
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
-    const usage = err instanceof InputError || err instanceof SceneError;
-    process.stderr.write(`error: ${(err as Error).message}\n`);
-    if (!usage && process.env.WMRL_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
-    process.exit(usage ? 2 : 1);
+    if (err instanceof InterruptedError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(INTERRUPT_EXIT_CODE);
+    }
+    const { message, code } = failure(err);
+    process.stderr.write(`error: ${message}\n`);
+    if (code === 1 && process.env.WMRL_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(code);
   }
 }

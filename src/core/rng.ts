@@ -1,5 +1,37 @@
 import { dcos, dlog, dsin } from './dmath.ts';
 
+/** murmur3's 32-bit finaliser. */
+function fmix32(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Hashes a key of integers (each a safe integer) with `lane` into 32 bits, word by word. */
+function hashKey(words: readonly number[], stream: number, lane: number): number {
+  let h = fmix32(Math.imul(lane + 1, 0x9e3779b9) ^ stream);
+  for (const w of words) {
+    h = fmix32((h ^ (w >>> 0)) + 0x7f4a7c15);
+    h = fmix32((h ^ (Math.floor(w / 4294967296) >>> 0)) + 0x2545f491);
+  }
+  return h;
+}
+
+/** The `purpose` words of drawRng: one per consumer of random draws. */
+export const DRAW = {
+  policySample: 0x501c,
+  tokenNoise: 0x5e4,
+  randomPolicy: 0x7a4d,
+  worldModelMember: 0x3e3b,
+} as const;
+
+/** The generator of one random draw site: `purpose` names the consumer (policy sampling, token noise,
+ *  member choice ...), `episode` the episode's key and `step` its step, so an episode's draws never
+ *  depend on how episodes are batched, ordered or split across workers (design section 11). */
+export function drawRng(seed: number, episode: number, step: number, purpose: number): Rng {
+  return new Rng([seed, episode, step], purpose);
+}
+
 /** Seeded PRNG (sfc32 over 32-bit integer math): identical streams on every JS engine. */
 export class Rng {
   private a: number;
@@ -7,7 +39,15 @@ export class Rng {
   private c: number;
   private d: number;
 
-  constructor(seed: number, stream = 0) {
+  /** `seed` may be a key, a list of integers such as [seed, episode, step]: every word is mixed into
+   *  all 128 state bits, so keys that differ in any word give unrelated streams. */
+  constructor(seed: number | readonly number[], stream = 0) {
+    if (typeof seed !== 'number') {
+      for (const w of seed) if (!Number.isSafeInteger(w)) throw new RangeError(`Rng: key words must be safe integers, got ${w}`);
+      [this.a, this.b, this.c, this.d] = [0, 1, 2, 3].map((lane) => hashKey(seed, stream, lane));
+      for (let i = 0; i < 12; i++) this.u32();
+      return;
+    }
     // splitmix32 expands (seed, stream) into the 128-bit state.
     let s = (seed ^ Math.imul(stream + 0x9e3779b9, 0x85ebca6b)) >>> 0;
     const next = (): number => {

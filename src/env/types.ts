@@ -14,6 +14,9 @@ export interface ResetOptions {
   seed?: number | number[];
   /** Only envs with mask[i] true are reset; the others keep their state and observation. */
   mask?: ArrayLike<boolean | number>;
+  /** Env i's episode key for the env's own random draws (learned models sampling a member); default
+   *  its seed. Rollouts that share a seed but not a key draw independently. */
+  keys?: ArrayLike<number>;
 }
 
 export interface ResetInfo {

@@ -157,6 +157,10 @@ export const GRADIENTS: Record<string, GradRule | 'nondiff'> = {
   Neg: (_n, g) => [o.neg(g)],
   Exp: (n, g) => [o.mul(g, n.outputs[0])],
   Log: (n, g) => [o.div(g, n.inputs[0])],
+  LogSoftmax: (n, g) => {
+    const y = n.outputs[0];
+    return [o.sub(g, o.mul(o.exp(y), o.reduceSum(g, [y.rank - 1], true)))];
+  },
   Sqrt: (n, g) => [o.div(o.mul(g, 0.5), n.outputs[0])],
   Abs: (n, g) => [o.where(o.less(n.inputs[0], 0), o.neg(g), g)],
   Tanh: (n, g) => [o.mul(g, o.sub(1, o.mul(n.outputs[0], n.outputs[0])))],

@@ -46,12 +46,27 @@ export function mlp(x: Tensor, name: string, hidden: readonly number[], out?: nu
   return out === undefined ? h : linear(h, `${name}.out`, out, { std: opts.outStd });
 }
 
+/** Sum over the last axis as a MatMul with ones. ORT's ReduceSum takes SIMD paths that depend on
+ *  where a row sits in memory, so a row's sum would depend on the batch it is computed in; the GEMM
+ *  kernel accumulates every row in the same order wherever it sits (test/policy/batch-invariance). */
+export function sumLast(x: Tensor, keepdims = false): Tensor {
+  const n = x.shape[x.rank - 1];
+  const y = o.matmul(x, x.graph.constant(new Array(n).fill(1), [n, 1]));
+  return keepdims ? y : o.reshape(y, x.shape.slice(0, -1));
+}
+
+/** Mean over the last axis, batch-invariant like sumLast. */
+export function meanLast(x: Tensor, keepdims = false): Tensor {
+  const n = x.shape[x.rank - 1];
+  const y = o.matmul(x, x.graph.constant(new Array(n).fill(1 / n), [n, 1]));
+  return keepdims ? y : o.reshape(y, x.shape.slice(0, -1));
+}
+
 /** Normalise over the last axis, then scale `${name}.g` and shift `${name}.b`. */
 export function layerNorm(x: Tensor, name: string, eps = 1e-5): Tensor {
   const d = x.shape[x.rank - 1];
-  const mu = o.reduceMean(x, [-1], true);
-  const c = o.sub(x, mu);
-  const v = o.reduceMean(o.mul(c, c), [-1], true);
+  const c = o.sub(x, meanLast(x, true));
+  const v = meanLast(o.mul(c, c), true);
   const y = o.div(c, o.sqrt(o.add(v, eps)));
   const g = x.graph.param(`${name}.g`, [d], { kind: 'ones' });
   const b = x.graph.param(`${name}.b`, [d], { kind: 'zeros' });
@@ -102,14 +117,13 @@ function convIm2col(x: Tensor, w: Tensor, b: Tensor, s: number, p: number): Tens
   return o.add(nchw, o.reshape(b, [out, 1, 1]));
 }
 
-/** log-softmax along `axis`, stabilised by the (gradient-free) maximum. */
-export function logSoftmax(x: Tensor, axis = -1): Tensor {
-  const z = o.sub(x, o.stopGradient(o.reduceMax(x, [axis], true)));
-  return o.sub(z, o.log(o.reduceSum(o.exp(z), [axis], true)));
+/** log-softmax along the last axis (one batch-invariant primitive, see ops.logSoftmax). */
+export function logSoftmax(x: Tensor): Tensor {
+  return o.logSoftmax(x);
 }
 
-export function softmax(x: Tensor, axis = -1): Tensor {
-  return o.exp(logSoftmax(x, axis));
+export function softmax(x: Tensor): Tensor {
+  return o.exp(logSoftmax(x));
 }
 
 /** Log-probability [B] of integer `actions` [B] under log-probabilities `logp` [B, n]. */
@@ -117,12 +131,12 @@ export function categoricalLogProb(logp: Tensor, actions: Tensor): Tensor {
   const n = logp.shape[logp.rank - 1];
   const range = logp.graph.constant(Array.from({ length: n }, (_, i) => i), [1, n], actions.dtype);
   const hit = o.equal(o.reshape(actions, [DYN, 1]), range);
-  return o.reduceSum(o.where(hit, logp, 0), [-1]);
+  return sumLast(o.where(hit, logp, 0));
 }
 
 /** Entropy [B] of the categorical with log-probabilities `logp` [B, n]. */
 export function categoricalEntropy(logp: Tensor): Tensor {
-  return o.neg(o.reduceSum(o.mul(o.exp(logp), logp), [-1]));
+  return o.neg(sumLast(o.mul(o.exp(logp), logp)));
 }
 
 /** Elementwise Gaussian negative log-likelihood 0.5 * (logvar + (y - mean)^2 / var + log 2 pi). */

@@ -1,11 +1,16 @@
 // Model files: ONNX (inference graph, weights as initializers) + a JSON sidecar (zod schema) with io
 // names and shapes, parameter list, network config (tokenizer, action bins ...), normalisers,
-// provenance and the env spec hash. Written atomically (temp file + rename). Node-only (fs).
+// provenance, the env spec hash and the sha256 of any extra part (e.g. a world model's NAME.wm.json).
+// The .onnx, the sidecar and the extra parts are one commit (src/store): a reader sees all old or all
+// new files. The paths stay flat (onnxruntime-web loads NAME.onnx unchanged). Node-only (fs).
 import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
 import { hashOf } from '../core/hash.ts';
-import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
+import { readJsonFile } from '../core/node-files.ts';
+import { type CommitOptions, type Part, commitFiles, recoverFolder, sha256Hex } from '../store/index.ts';
 import { DYN, Graph, type Tensor } from './ir.ts';
 import { readOnnx, writeOnnx } from './onnx.ts';
 import { ParamStore } from './params.ts';
@@ -37,6 +42,8 @@ export const ModelSidecarSchema = z.object({
   }),
   /** Hash of the env spec the model was made for (canonical JSON). */
   specHash: z.string(),
+  /** sha256 of every extra part committed with the model, by file name (same folder). */
+  parts: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).optional(),
 });
 export type ModelSidecar = z.infer<typeof ModelSidecarSchema>;
 
@@ -46,11 +53,15 @@ export interface SaveModelOptions {
   normalizers?: ModelSidecar['normalizers'];
   provenance: ModelSidecar['provenance'];
   specHash: string;
+  /** Extra files (same folder) committed with the model and hashed in the sidecar. */
+  parts?: Part[];
+  /** Test hook: a simulated crash at a write boundary (src/store). */
+  commit?: CommitOptions;
 }
 
 const io = (name: string, t: Tensor): z.infer<typeof IoSchema> => ({ name, dtype: t.dtype, shape: t.shape.map((d) => (d === DYN ? 'N' : d)) });
 
-function sidecarPath(onnxPath: string): string {
+export function sidecarPath(onnxPath: string): string {
   return onnxPath.replace(/\.onnx$/, '') + '.json';
 }
 
@@ -61,6 +72,10 @@ export async function saveModel(path: string, build: (g: Graph) => Record<string
   const graph = new Graph(params.float);
   for (const [name, t] of Object.entries(build(graph))) graph.output(name, t);
   params.checkAgainst(graph.params);
+  const bad = params.firstNonFinite();
+  if (bad) throw new Error(`saveModel: refusing to write ${path}: parameter "${bad.name}" [${bad.index}] is ${bad.value}`);
+  const extra = opts.parts ?? [];
+  for (const p of extra) if (dirname(p.path) !== dirname(path)) throw new Error(`saveModel: part ${p.path} is not next to ${path}`);
   const bytes = writeOnnx(graph, { initializers: params.asMap(), producer: 'wmrl', metadata: { kind: opts.kind } });
   const sidecar: ModelSidecar = {
     format: 'wmrl-model/1',
@@ -76,9 +91,9 @@ export async function saveModel(path: string, build: (g: Graph) => Record<string
     provenance: opts.provenance,
     specHash: opts.specHash,
   };
+  if (extra.length) sidecar.parts = Object.fromEntries(extra.map((p) => [basename(p.path), sha256Hex(p.data)]));
   ModelSidecarSchema.parse(sidecar);
-  writeFileAtomic(path, bytes);
-  writeJsonAtomic(sidecarPath(path), sidecar);
+  commitFiles([{ path, data: bytes }, { path: sidecarPath(path), data: `${JSON.stringify(sidecar, null, 2)}\n` }, ...extra], opts.commit);
   return sidecar;
 }
 
@@ -87,17 +102,43 @@ export interface LoadedModel {
   params: ParamStore;
   /** The ONNX bytes as stored. */
   model: Uint8Array;
+  /** The extra parts named by the sidecar, by file name, checked against their sha256. */
+  parts: Record<string, Uint8Array>;
 }
 
-/** Reads a model file and its sidecar; parameters come from the ONNX initializers, checked against the
- *  sidecar's list (an error names every missing, unexpected or wrongly shaped one). */
+/** Reads a model file and its sidecar (after rolling forward an interrupted commit); parameters come
+ *  from the ONNX initializers, checked against the sidecar's list. Every problem with the files is an
+ *  InputError naming the file (missing, unexpected or wrongly shaped parameters, hashes, NaN weights). */
 export async function loadModel(path: string, kind?: string): Promise<LoadedModel> {
+  recoverFolder(dirname(path));
   const jsonPath = sidecarPath(path);
   const sidecar = readJsonFile(jsonPath, ModelSidecarSchema, 'model sidecar');
-  if (kind && sidecar.kind !== kind) throw new Error(`loadModel: ${jsonPath} holds a "${sidecar.kind}" model, expected "${kind}"`);
-  const model = new Uint8Array(await readFile(path));
-  if (hashOf(model) !== sidecar.onnxHash) throw new Error(`loadModel: ${path} does not match the hash in its sidecar (file changed?)`);
-  const summary = readOnnx(model);
+  if (kind && sidecar.kind !== kind) throw new InputError(`${jsonPath}: kind: holds a "${sidecar.kind}" model, expected "${kind}"`);
+  let model: Uint8Array;
+  try {
+    model = new Uint8Array(await readFile(path));
+  } catch (err) {
+    throw new InputError(`${path}: cannot read model file: ${(err as Error).message}`);
+  }
+  if (hashOf(model) !== sidecar.onnxHash) throw new InputError(`${path}: does not match onnxHash in ${jsonPath} (file changed?)`);
+  const parts: Record<string, Uint8Array> = {};
+  for (const [name, sha] of Object.entries(sidecar.parts ?? {})) {
+    const file = join(dirname(path), name);
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(readFileSync(file));
+    } catch (err) {
+      throw new InputError(`${file}: cannot read model part: ${(err as Error).message}`);
+    }
+    if (sha256Hex(bytes) !== sha) throw new InputError(`${file}: does not match parts["${name}"] in ${jsonPath} (file changed?)`);
+    parts[name] = bytes;
+  }
+  let summary: ReturnType<typeof readOnnx>;
+  try {
+    summary = readOnnx(model);
+  } catch (err) {
+    throw new InputError(`${path}: not a readable ONNX model: ${(err as Error).message}`);
+  }
   const params = new ParamStore(sidecar.float);
   const problems: string[] = [];
   for (const p of sidecar.params) {
@@ -107,6 +148,8 @@ export async function loadModel(path: string, kind?: string): Promise<LoadedMode
     else if (init.dtype !== sidecar.float) problems.push(`"${p.name}" is ${init.dtype}, sidecar says ${sidecar.float}`);
     else params.add(p, (init.data as Float32Array).slice());
   }
-  if (problems.length) throw new Error(`loadModel: ${path}: ${problems.join('; ')}`);
-  return { sidecar, params, model };
+  if (problems.length) throw new InputError(`${path}: ${problems.join('; ')}`);
+  const bad = params.firstNonFinite();
+  if (bad) throw new InputError(`${path}: parameter "${bad.name}" [${bad.index}] is ${bad.value}`);
+  return { sidecar, params, model, parts };
 }

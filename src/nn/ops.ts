@@ -72,6 +72,13 @@ export const relu = (x: Tensor): Tensor => unary('Relu', x);
 export const softplus = (x: Tensor): Tensor => unary('Softplus', x);
 export const identity = (x: Tensor): Tensor => unary('Identity', x, false);
 
+/** log-softmax over the last axis (ONNX LogSoftmax). ORT computes it row by row, so a row's bits do
+ *  not depend on the batch around it, unlike a Log over the whole tensor, whose SIMD tail does. */
+export function logSoftmax(x: Tensor): Tensor {
+  if (!isFloat(x.dtype)) throw new Error(`LogSoftmax: needs a float tensor, got ${x.dtype}`);
+  return x.graph.node('LogSoftmax', [x], [{ dtype: x.dtype, shape: x.shape }], { axis: { i: x.rank - 1 } })[0];
+}
+
 /** Identity whose gradient is zero (the value is treated as a constant by backward()). */
 export function stopGradient(x: Tensor): Tensor {
   return x.graph.node('Identity', [x], [{ dtype: x.dtype, shape: x.shape }], {}, { stop: true })[0];

@@ -121,6 +121,14 @@ export class ParamStore {
     if (problems.length) throw new Error(`${what} do not match the network: ${problems.join('; ')}`);
   }
 
+  /** The first parameter value that is NaN or infinite (writers refuse such stores), or null. */
+  firstNonFinite(): { name: string; index: number; value: number } | null {
+    for (const [name, v] of this.vals) {
+      for (let i = 0; i < v.length; i++) if (!Number.isFinite(v[i])) return { name, index: i, value: v[i] };
+    }
+    return null;
+  }
+
   /** Parameters declared by a graph, with this store's values (for binding to a graph built anew). */
   static fromDecls(decls: readonly ParamDecl[], values: ParamStore): ParamStore {
     values.checkAgainst(decls);

@@ -15,6 +15,18 @@ export interface LossBuild {
 
 export interface TrainOptions extends RuntimeOptions {
   optimizer?: AdamWConfig;
+  /** Consecutive steps the NaN guard may skip before step() throws NonFiniteTrainingError (default 20). */
+  maxNonFiniteSteps?: number;
+}
+
+export const DEFAULT_MAX_NONFINITE_STEPS = 20;
+
+/** Training cannot go on: the last `count` steps in a row were rejected by the NaN guard. */
+export class NonFiniteTrainingError extends Error {
+  override name = 'NonFiniteTrainingError';
+  constructor(readonly count: number, loss: number, gradNorm: number) {
+    super(`training stopped: ${count} consecutive steps had a non-finite loss or gradient norm (last loss ${loss}, grad norm ${gradNorm}) and were skipped; lower the learning rate or check the data`);
+  }
 }
 
 export interface StepResult {
@@ -33,6 +45,8 @@ export interface OptimizerState {
 
 export class TrainSession {
   private state = new Map<string, OrtTensor>();
+  private rejected = 0;
+  private maxRejected = DEFAULT_MAX_NONFINITE_STEPS;
   private readonly infos: Map<string, ParamInfo>;
   readonly dataInputs: { name: string; shape: readonly number[]; dtype: string }[];
 
@@ -49,12 +63,15 @@ export class TrainSession {
 
   /** Builds the loss with `build`, appends AdamW and opens the session with `params` as the starting point. */
   static async create(build: (g: Graph) => LossBuild, params: ParamStore, opts: TrainOptions = {}): Promise<TrainSession> {
+    const max = opts.maxNonFiniteSteps ?? DEFAULT_MAX_NONFINITE_STEPS;
+    if (!Number.isInteger(max) || max < 1) throw new RangeError(`TrainSession: maxNonFiniteSteps must be a positive integer, got ${max}`);
     const graph = new Graph(params.float);
     const { loss, metrics } = build(graph);
     params.checkAgainst(graph.params);
     const layout = addAdamW(graph, loss, opts.optimizer, metrics);
     const session = await Session.create(writeOnnx(graph), opts, params.float);
     const t = new TrainSession(session, layout, params.float, graph);
+    t.maxRejected = max;
     t.setParams(params);
     t.resetOptimizer();
     return t;
@@ -81,7 +98,8 @@ export class TrainSession {
     return tensor(this.float, this.float === 'float32' ? new Float32Array(n) : new Float64Array(n), shape);
   }
 
-  /** One step: forward, backward, clipping, AdamW. `data` holds the graph's data inputs. */
+  /** One step: forward, backward, clipping, AdamW. `data` holds the graph's data inputs. A step with a
+   *  non-finite loss or gradient is skipped; the maxNonFiniteSteps-th such step in a row throws. */
   async step(data: Feeds, lr: number): Promise<StepResult> {
     for (const d of this.dataInputs) if (!(d.name in data)) throw new Error(`TrainSession.step: missing data input "${d.name}"`);
     const feeds: Feeds = { ...data, [TRAIN_IO.lr]: scalarTensor(lr, this.float) };
@@ -90,7 +108,10 @@ export class TrainSession {
     for (const c of this.layout.carried) this.state.set(c.input, out[c.output]);
     const metrics: Record<string, OrtTensor> = {};
     for (const m of this.layout.metrics) metrics[m] = out[m];
-    return { loss: scalarOf(out[TRAIN_IO.loss]), gradNorm: scalarOf(out[TRAIN_IO.gradNorm]), finite: scalarOf(out[TRAIN_IO.finite]) === 1, metrics };
+    const r = { loss: scalarOf(out[TRAIN_IO.loss]), gradNorm: scalarOf(out[TRAIN_IO.gradNorm]), finite: scalarOf(out[TRAIN_IO.finite]) === 1, metrics };
+    this.rejected = r.finite ? 0 : this.rejected + 1;
+    if (this.rejected >= this.maxRejected) throw new NonFiniteTrainingError(this.rejected, r.loss, r.gradNorm);
+    return r;
   }
 
   /** Number of optimizer steps taken (skipped non-finite steps do not count). */
@@ -128,6 +149,7 @@ export class TrainSession {
       this.state.set(TRAIN_IO.v(p), tensor(this.float, v.slice(), shape));
     }
     this.state.set(TRAIN_IO.step, scalarTensor(s.step, this.float));
+    this.rejected = 0;
   }
 
   async close(): Promise<void> {

@@ -1,9 +1,8 @@
 import { clamp, wrapAngle } from '../core/dmath.ts';
-import { Rng } from '../core/rng.ts';
 import type { BatchAction } from '../env/types.ts';
 import type { Scene } from '../scene/schema.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
-import { ACTION_NAMES, emptyAction, encodeAction, putTokens } from './actions.ts';
+import { emptyAction, encodeAction, putTokens } from './actions.ts';
 import { pickGoal } from './expert-pick.ts';
 import { pushGoal, type PushPlan } from './expert-push.ts';
 import { freshMemory, type Memory } from './expert-util.ts';
@@ -17,25 +16,14 @@ export interface ExpertEnv {
   task(i: number): TaskInstance;
 }
 
-export interface ExpertOptions {
-  /** Probability that each token is replaced by a uniformly random one (demonstrations with recoveries). */
-  noise?: number;
-  /** Seed of the noise stream. */
-  seed?: number;
-}
-
 /** Privileged scripted policy for every tabletop family (push, pick_place, stack, put_in_bin) with
- *  per-env phase memory. It turns a tool-centre-point goal into the nearest action tokens. */
+ *  per-env phase memory. It turns a tool-centre-point goal into the nearest action tokens. Noisy
+ *  demonstrations wrap it (rollout's withTokenNoise). */
 export class ScriptedExpert {
   private readonly memory: Memory[];
   private readonly plans: PushPlan[];
-  private readonly rng: Rng;
-  private readonly noise: number;
 
-  constructor(private readonly env: ExpertEnv, options: ExpertOptions = {}) {
-    this.noise = options.noise ?? 0;
-    if (!(this.noise >= 0 && this.noise <= 1)) throw new RangeError(`noise must be in [0, 1], got ${options.noise}`);
-    this.rng = new Rng(options.seed ?? 0, 0x5e4);
+  constructor(private readonly env: ExpertEnv) {
     this.memory = Array.from({ length: env.numEnvs }, () => freshMemory(null));
     this.plans = Array.from({ length: env.numEnvs }, () => ({ legs: [], yaw: 0 }));
   }
@@ -65,11 +53,6 @@ export class ScriptedExpert {
         dyaw: clamp(wrapAngle(goal.yaw - s.eeYaw), -YAW_LIMIT, YAW_LIMIT),
         grip: goal.grip,
       });
-      if (this.noise > 0) {
-        for (const name of ACTION_NAMES) {
-          if (this.rng.uniform() < this.noise) tokens[name] = this.rng.int(name === 'grip' ? scene.control.gripperBins : scene.control.bins);
-        }
-      }
       putTokens(action, i, tokens);
     }
     return action;

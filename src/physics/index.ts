@@ -3,7 +3,8 @@
 export { createTabletopEnv, loadRapier, TabletopEnv, type TabletopEnvOptions } from './env.ts';
 export { tabletopSpec, fixedCameras, PROPRIO, PROPRIO_BOUND, INSTRUCTION_MAX } from './spec.ts';
 export { ACTION_NAMES, binValue, nearestBin, decodeAction, encodeAction, emptyAction, putTokens, type ActionName, type ActionTokens, type ContinuousAction } from './actions.ts';
-export { ScriptedExpert, type ExpertEnv, type ExpertOptions } from './expert.ts';
+export { ScriptedExpert, type ExpertEnv } from './expert.ts';
 export { ArmKinematics } from './kinematics.ts';
 export { RobotRig, TIP_BELOW_TCP } from './robot.ts';
 export { TabletopSim, YAW_LIMIT, type SimSnapshot } from './sim.ts';
+export { runEpisodes, type RunSpec } from './episodes.ts';

@@ -34,6 +34,8 @@ export interface BcOptions {
   shift?: number;
   seed: number;
   runtime?: RuntimeOptions;
+  /** Consecutive non-finite (skipped) steps before step() throws (nn/train.ts; default 20). */
+  maxNonFiniteSteps?: number;
 }
 
 export interface BcStepResult {
@@ -139,6 +141,7 @@ export class BcTrainer {
     const session = await TrainSession.create(bcLossBuilder(config, opts.batch), params, {
       ...opts.runtime,
       optimizer: { weightDecay: opts.weightDecay ?? 0, maxGradNorm: opts.maxGradNorm ?? 1 },
+      maxNonFiniteSteps: opts.maxNonFiniteSteps,
     });
     return new BcTrainer(session, config, opts);
   }

@@ -1,5 +1,6 @@
 // Save/load of policy files (ONNX sampler graph with weights + sidecar with the VLA config, which holds
 // the tokenizer vocabulary and the action bins). Node-only.
+import { InputError } from '../core/errors.ts';
 import { Graph } from '../nn/ir.ts';
 import { type LoadedModel, type ModelSidecar, loadModel, saveModel } from '../nn/modelfile.ts';
 import type { ParamStore } from '../nn/params.ts';
@@ -18,6 +19,10 @@ export async function loadPolicy(path: string): Promise<LoadedModel & { config: 
   const config = parseVlaConfig(m.sidecar.config as VlaConfigInput);
   const g = new Graph(m.params.float);
   vlaForwardBuilder(config)(g);
-  m.params.checkAgainst(g.params, `${path}: parameters`);
+  try {
+    m.params.checkAgainst(g.params, `${path}: parameters`);
+  } catch (err) {
+    throw new InputError((err as Error).message);
+  }
   return { ...m, config };
 }

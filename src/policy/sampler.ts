@@ -2,8 +2,9 @@
 // action tokens, and the sampler's exact log-probabilities for the trainer to store.
 import type { BatchObs } from '../env/types.ts';
 import { dexp } from '../core/dmath.ts';
-import type { Rng } from '../core/rng.ts';
+import { DRAW, drawRng, type Rng } from '../core/rng.ts';
 import type { ParamStore } from '../nn/params.ts';
+import type { Policy } from '../rollout/collect.ts';
 import { type Feeds, type RuntimeOptions, floatData, tensor } from '../nn/runtime.ts';
 import { ForwardSession } from '../nn/train.ts';
 import { WordTokenizer } from './tokenizer.ts';
@@ -44,12 +45,17 @@ export function policyFeeds(config: VlaConfig, tokenizer: WordTokenizer, obs: Ba
   return feeds;
 }
 
-/** Index drawn from log-probabilities with deterministic exp and the project's Rng. */
-export function sampleLogits(logp: Float32Array, offset: number, n: number, rng: Rng): number {
+/** Index drawn from log-probabilities at a temperature (0: the argmax) with deterministic exp and
+ *  the project's Rng: p_k ~ exp((logp_k - max) / temperature). */
+export function sampleLogits(logp: Float32Array, offset: number, n: number, temperature: number, rng: Rng | null): number {
+  let best = 0;
+  for (let k = 1; k < n; k++) if (logp[offset + k] > logp[offset + best]) best = k;
+  if (temperature === 0) return best;
+  if (!rng) throw new Error('sampleLogits: sampling at temperature > 0 needs an Rng');
   if (probs.length < n) probs = new Float64Array(n);
   const p = probs;
   let total = 0;
-  for (let k = 0; k < n; k++) total += p[k] = dexp(logp[offset + k]);
+  for (let k = 0; k < n; k++) total += p[k] = dexp((logp[offset + k] - logp[offset + best]) / temperature);
   let u = rng.uniform() * total;
   for (let k = 0; k < n; k++) {
     u -= p[k];
@@ -59,12 +65,6 @@ export function sampleLogits(logp: Float32Array, offset: number, n: number, rng:
 }
 /** sampleLogits' scratch (reused: sampling runs on one thread and keeps nothing). */
 let probs = new Float64Array(32);
-
-function argmax(logp: Float32Array, offset: number, n: number): number {
-  let best = 0;
-  for (let k = 1; k < n; k++) if (logp[offset + k] > logp[offset + best]) best = k;
-  return best;
-}
 
 export class PolicySampler {
   readonly config: VlaConfig;
@@ -92,9 +92,13 @@ export class PolicySampler {
     return { logp, value: this.config.valueHead ? (floatData(out[VLA_IO.value]) as Float32Array) : null };
   }
 
-  /** Samples (or, greedy, takes the mode of) every action dimension for n envs. */
-  async act(obs: BatchObs, n: number, rng: Rng | null, greedy = false): Promise<PolicyAction> {
-    if (!greedy && !rng) throw new Error('PolicySampler.act: sampling needs an Rng (or greedy = true)');
+  /** Samples every action dimension for n envs at `temperature` (0: greedy argmax, no Rng needed).
+   *  `draw` is one Rng per env (env i draws its dimensions in order from draw[i]) or one Rng shared
+   *  in env order. The returned log-probabilities are the model's own (temperature 1) of the chosen
+   *  tokens, exactly as the sampler computed them. */
+  async act(obs: BatchObs, n: number, draw: Rng | readonly Rng[] | null, temperature = 1): Promise<PolicyAction> {
+    if (!(temperature >= 0)) throw new RangeError(`PolicySampler.act: temperature must be >= 0, got ${temperature}`);
+    if (Array.isArray(draw) && draw.length !== n) throw new RangeError(`PolicySampler.act: ${draw.length} Rngs for ${n} envs`);
     const f = await this.forward(obs, n);
     const actions: Record<string, Int32Array> = {};
     const logpPerDim: Record<string, Float32Array> = {};
@@ -105,8 +109,9 @@ export class PolicySampler {
       return { bins: a.n, lp: f.logp[a.name], token: actions[a.name], chosen: logpPerDim[a.name] };
     });
     for (let i = 0; i < n; i++) {
+      const rng = Array.isArray(draw) ? draw[i] : (draw as Rng | null);
       for (const { bins, lp, token, chosen } of dims) {
-        const k = greedy ? argmax(lp, i * bins, bins) : sampleLogits(lp, i * bins, bins, rng!);
+        const k = sampleLogits(lp, i * bins, bins, temperature, rng);
         token[i] = k;
         chosen[i] = lp[i * bins + k];
         joint[i] += lp[i * bins + k];
@@ -123,4 +128,18 @@ export class PolicySampler {
   close(): Promise<void> {
     return this.session.close();
   }
+}
+
+/** The sampler as a rollout Policy: env i's tokens at a step are drawn from
+ *  drawRng(seed, episode key, step), so they never depend on the batch layout; the per-dimension
+ *  log-probabilities of the chosen tokens come with them. */
+export function samplerPolicy(sampler: PolicySampler, o: { seed: number; temperature: number }): Policy {
+  return {
+    async act(obs, ctx) {
+      const n = ctx.keys.length;
+      const rngs = Array.from({ length: n }, (_, i) => drawRng(o.seed, ctx.keys[i], ctx.steps[i], DRAW.policySample));
+      const a = await sampler.act(obs, n, rngs, o.temperature);
+      return { actions: a.actions, logp: a.logpPerDim };
+    },
+  };
 }

@@ -124,13 +124,14 @@ function encodeText(tokens: Tensor, c: VlaConfig): Tensor {
   const mask = o.cast(o.not(o.equal(tokens, g.scalar(PAD_ID, tokens.dtype))), g.float); // [N, L]
   let weights: Tensor;
   if (c.pooling === 'mean') {
-    weights = o.div(mask, o.maximum(o.reduceSum(mask, [1], true), 1));
+    weights = o.div(mask, o.maximum(L.sumLast(mask, true), 1));
   } else {
     const q = g.param('vla.text.query', [c.embedDim, 1], { kind: 'normal', std: 1 / Math.sqrt(c.embedDim) });
     const scores = o.reshape(o.matmul(emb, q), [DYN, c.tokenizer.maxLength]);
     weights = L.softmax(o.add(o.mul(scores, 1 / Math.sqrt(c.embedDim)), o.mul(o.sub(mask, 1), 1e9)));
   }
-  const pooled = o.reduceSum(o.mul(emb, o.reshape(weights, [DYN, c.tokenizer.maxLength, 1])), [1]);
+  // sum over positions, with the positions last so the sum is batch-invariant (L.sumLast)
+  const pooled = L.sumLast(o.mul(o.transpose(emb, [0, 2, 1]), o.reshape(weights, [DYN, 1, c.tokenizer.maxLength])));
   return L.activate(L.linear(pooled, 'vla.text.fc', c.embedDim), c.act);
 }
 

@@ -1,10 +1,31 @@
 import type { BatchAction, BatchObs, Env, ResetInfo } from '../env/types.ts';
 
+/** Which episode each env slot is running and how far it is: random draws of a policy derive from
+ *  (its seed, keys[i], steps[i]) so they never depend on the batch layout (design section 11). */
+export interface StepContext {
+  /** The episode key of slot i (its seed unless the caller keyed episodes otherwise); -1 = idle. */
+  readonly keys: Float64Array;
+  /** Steps slot i's episode has taken before this action. */
+  readonly steps: Int32Array;
+}
+
+/** What a policy returns for one batched step. */
+export interface PolicyStep {
+  actions: BatchAction;
+  /** Model policies: the sampler's log-probability of each chosen token, per action dimension. */
+  logp?: Record<string, Float32Array>;
+}
+
 /** Anything that maps a batch of observations to a batch of action tokens. `onReset` tells a
  *  stateful policy (e.g. a scripted expert with phase memory) which envs just started an episode. */
 export interface Policy {
   onReset?(envIndices: number[], info: ResetInfo): void;
-  act(obs: BatchObs): Promise<BatchAction> | BatchAction;
+  act(obs: BatchObs, ctx: StepContext): Promise<PolicyStep> | PolicyStep;
+}
+
+/** A context for n fresh slots all running episode keys[i] at step 0 (tests, one-off calls). */
+export function stepContext(keys: ArrayLike<number>, steps?: ArrayLike<number>): StepContext {
+  return { keys: Float64Array.from(keys), steps: steps ? Int32Array.from(steps) : new Int32Array(keys.length) };
 }
 
 export interface Episode {
@@ -20,11 +41,16 @@ export interface Episode {
   rewards: Float32Array;
   /** Optional privileged states, (length + 1) * stateSize, from `recordState`. */
   states?: Float32Array;
+  /** Model policies: log-probability of each executed token, laid out like `actions`. */
+  logp?: Float32Array;
 }
 
 export interface CollectOptions {
   /** One episode per seed, returned in this order. */
   seeds: number[];
+  /** Episode keys for every random draw (default: the seeds); distinct keys make rollouts from one
+   *  seed (a GRPO group) independent. */
+  keys?: number[];
   /** Privileged state of env i (flat), recorded after reset and after every step. */
   recordState?: (envIndex: number) => ArrayLike<number>;
   onEpisode?: (episode: Episode, done: number) => void;
@@ -39,7 +65,11 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
   const dims = env.spec.action.filter((e) => e.kind === 'discrete').map((e) => e.name);
   const results: Episode[] = new Array(total);
   const slot = new Int32Array(n).fill(-1); // episode index each env slot is running, -1 = idle
-  const buffers = Array.from({ length: n }, () => ({ actions: [] as number[], rewards: [] as number[], states: [] as number[], instruction: '' }));
+  const keys = options.keys ?? options.seeds;
+  if (keys.length !== total) throw new RangeError(`collectEpisodes: ${keys.length} keys for ${total} seeds`);
+  const ctx = { keys: new Float64Array(n).fill(-1), steps: new Int32Array(n) };
+  const fresh = () => ({ actions: [] as number[], rewards: [] as number[], states: [] as number[], logp: [] as number[], instruction: '' });
+  const buffers = Array.from({ length: n }, fresh);
   let next = 0;
   let done = 0;
 
@@ -51,12 +81,14 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
     const mask = new Array(n).fill(false);
     for (const i of started) {
       slot[i] = next;
+      ctx.keys[i] = keys[next];
+      ctx.steps[i] = 0;
       seeds[i] = options.seeds[next++];
       mask[i] = true;
     }
-    const out = await env.reset({ seed: seeds, mask });
+    const out = await env.reset({ seed: seeds, mask, keys: Array.from(ctx.keys) });
     for (const i of started) {
-      buffers[i] = { actions: [], rewards: [], states: options.recordState ? Array.from(options.recordState(i)) : [], instruction: out.info.instruction?.[i] ?? '' };
+      buffers[i] = { ...fresh(), states: options.recordState ? Array.from(options.recordState(i)) : [], instruction: out.info.instruction?.[i] ?? '' };
     }
     policy.onReset?.(started, out.info);
     return out.obs;
@@ -64,7 +96,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
 
   let obs = await start(Array.from({ length: n }, (_, i) => i));
   while (obs && done < total) {
-    const action = await policy.act(obs);
+    const { actions: action, logp } = await policy.act(obs, ctx);
     const r = await env.step(action);
     obs = r.obs;
     const finished: number[] = [];
@@ -72,6 +104,8 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       if (slot[i] < 0) continue;
       const b = buffers[i];
       for (const d of dims) b.actions.push((action[d] as Int32Array)[i]);
+      if (logp) for (const d of dims) b.logp.push(logp[d][i]);
+      ctx.steps[i]++;
       b.rewards.push(r.reward[i]);
       if (options.recordState) for (const x of Array.from(options.recordState(i))) b.states.push(x);
       if (!r.terminated[i] && !r.truncated[i]) continue;
@@ -85,9 +119,11 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
         actions: Int32Array.from(b.actions),
         rewards: Float32Array.from(b.rewards),
         states: options.recordState ? Float32Array.from(b.states) : undefined,
+        logp: logp ? Float32Array.from(b.logp) : undefined,
       };
       results[slot[i]] = episode;
       slot[i] = -1;
+      ctx.keys[i] = -1;
       finished.push(i);
       done++;
       options.onEpisode?.(episode, done);

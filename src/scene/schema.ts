@@ -142,8 +142,10 @@ export const SceneSchema = z
       eeJitter: z.number().min(0),
     }),
     splits: z.object({
-      /** Init-state seed ranges [start, end) of each split; they must not overlap. */
+      /** Init-state seed ranges [start, end) of each split; they must not overlap. train: training data;
+       *  validation: model selection only (checkpoints, early stopping); heldout: reported evaluation. */
       train: z.tuple([z.number().int(), z.number().int()]),
+      validation: z.tuple([z.number().int(), z.number().int()]),
       heldout: z.tuple([z.number().int(), z.number().int()]),
     }),
   })
@@ -171,10 +173,15 @@ export const SceneSchema = z
           ctx.addIssue({ code: 'custom', path: ['tasks', t, 'heldoutPairs', i], message: `pair (${o}, ${g}) is not an (object, target) of this task` });
       });
     });
-    const [a0, a1] = scene.splits.train;
-    const [b0, b1] = scene.splits.heldout;
-    if (a0 >= a1 || b0 >= b1) ctx.addIssue({ code: 'custom', path: ['splits'], message: 'each split range must be [start, end) with start < end' });
-    if (a0 < b1 && b0 < a1) ctx.addIssue({ code: 'custom', path: ['splits', 'heldout'], message: 'train and heldout seed ranges overlap' });
+    const splits = ['train', 'validation', 'heldout'] as const;
+    for (const [i, a] of splits.entries()) {
+      const [a0, a1] = scene.splits[a];
+      if (a0 >= a1) ctx.addIssue({ code: 'custom', path: ['splits', a], message: 'a split range must be [start, end) with start < end' });
+      for (const b of splits.slice(i + 1)) {
+        const [b0, b1] = scene.splits[b];
+        if (a0 < b1 && b0 < a1) ctx.addIssue({ code: 'custom', path: ['splits', b], message: `${a} and ${b} seed ranges overlap` });
+      }
+    }
   });
 
 export type Scene = z.infer<typeof SceneSchema>;

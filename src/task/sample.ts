@@ -1,7 +1,8 @@
 import { hashOf } from '../core/hash.ts';
 import { Rng } from '../core/rng.ts';
 import type { Scene, TaskFamilyConfig, Vec3 } from '../scene/schema.ts';
-import { findTask, splitOf, type Split } from './families.ts';
+import { findTask, splitOf } from './families.ts';
+import type { Split } from './types.ts';
 import { binOuterHalf, distToRect, distXY, footprintRadius } from './geometry.ts';
 import type { TargetKind, TaskInstance } from './types.ts';
 import { TOL } from './verify.ts';
@@ -29,7 +30,8 @@ export function familyPairs(task: TaskFamilyConfig): Pair[] {
   return task.objects.flatMap((o) => task.targets.filter((t) => t !== o).map((t): Pair => [o, t]));
 }
 
-/** Train seeds never get a reserved (held-out) pair; held-out seeds get one half the time, else any pair. */
+/** Train seeds never get a reserved (held-out) pair; validation and held-out seeds (the same
+ *  distribution, disjoint seeds) get one half the time, else any pair. */
 function samplePair(task: TaskFamilyConfig, split: Split, rng: Rng): Pair {
   const pairs = familyPairs(task);
   const reserved = new Set(task.heldoutPairs.map(pairKey));

@@ -13,6 +13,10 @@ export interface TabletopState {
   objects: { pos: Vec3; quat: Quat; linVel: Vec3 }[];
 }
 
+/** Seed ranges: training data, model selection (validation), reported evaluation (heldout). */
+export const SPLITS = ['train', 'validation', 'heldout'] as const;
+export type Split = (typeof SPLITS)[number];
+
 export type TargetKind = 'zone' | 'bin' | 'object';
 
 /** One sampled episode: which object goes where, the instruction and the initial layout. */
@@ -21,7 +25,7 @@ export interface TaskInstance {
   /** Env id, e.g. "tabletop/push". */
   taskId: string;
   seed: number;
-  split: 'train' | 'heldout';
+  split: Split;
   /** Index into scene.objects of the object to manipulate. */
   object: number;
   target: { kind: TargetKind; index: number };

@@ -1,6 +1,7 @@
 // Physics transitions for world-model training: episodes (from run folders or live collection) ->
 // flat (features, action values, Δstate) arrays. Episodes are kept whole for open-loop evaluation.
-import { readEpisodeFolder } from '../rollout/episode-file.ts';
+import type { EnvSpec } from '../core/spec.ts';
+import { actionBins, readEpisodeFolder } from '../rollout/episode-file.ts';
 import type { Scene } from '../scene/schema.ts';
 import { stateNames } from '../task/state.ts';
 import { ActionCoder, commandPrior, stateFeatures, type StateLayout } from './features.ts';
@@ -15,14 +16,18 @@ export interface EpisodeData {
   actions: Int32Array;
 }
 
-/** Reads run folders written by `wmrl rollout` (states must have been recorded). */
-export function readEpisodeData(dirs: readonly string[], scene: Scene, actionNames: readonly string[]): EpisodeData[] {
-  const want = stateNames(scene.objects.map((o) => o.name));
+/** Reads run folders written by `wmrl rollout` or `collect`, checked against the scene and the spec:
+ *  states recorded in the scene's layout, tokens within the spec's bins, tasks of the scene, lengths
+ *  within their maxEpisodeSteps, values finite (InputError naming the file, record and field). */
+export function readEpisodeData(dirs: readonly string[], scene: Scene, spec: Pick<EnvSpec, 'action'>): EpisodeData[] {
+  const contract = {
+    actions: actionBins(spec),
+    states: stateNames(scene.objects.map((o) => o.name)),
+    maxSteps: Object.fromEntries(scene.tasks.map((t) => [t.id, t.maxEpisodeSteps])),
+  };
   const out: EpisodeData[] = [];
   for (const dir of dirs) {
-    const { index, episodes } = readEpisodeFolder(dir);
-    if (index.stateNames.join(',') !== want.join(',')) throw new Error(`${dir}: stateNames do not match the scene's state layout (was it recorded with states?)`);
-    if (index.actionNames.join(',') !== actionNames.join(',')) throw new Error(`${dir}: actionNames [${index.actionNames}] differ from the spec's [${actionNames}]`);
+    const { episodes } = readEpisodeFolder(dir, contract);
     for (const e of episodes) out.push({ taskId: e.task, seed: e.seed, policy: e.policy, length: e.length, states: e.states!, actions: e.actions });
   }
   return out;

@@ -2,7 +2,7 @@
 // (copied from the physics env), same initial states, same rasterizer and verifiers; reward is the
 // ensemble-mean verifier reward with its member variance. Branches from any real state.
 import { canonicalJson, type EnvSpec } from '../core/spec.ts';
-import { Rng } from '../core/rng.ts';
+import { DRAW, drawRng } from '../core/rng.ts';
 import { assertAction } from '../env/action.ts';
 import { assertResetEnv, copyBatchObs, instructionsOf } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
@@ -41,10 +41,13 @@ export interface BranchStart {
   grip?: number;
   /** The arm's joint angles, when known (else solved from home when first rendered). */
   q?: ArrayLike<number>;
+  /** Key of this rollout's random draws (member sampling); default the task seed. Give every
+   *  rollout of a group its own key. */
+  key?: number;
 }
 
 interface Book {
-  seeds: Int32Array; steps: Int32Array; done: Uint8Array; terminated: Uint8Array; truncated: Uint8Array;
+  seeds: Int32Array; keys: Float64Array; steps: Int32Array; done: Uint8Array; terminated: Uint8Array; truncated: Uint8Array;
   success: Uint8Array; progress: Float64Array; grip: Float64Array; images: Uint8Array[]; proprio: Float32Array;
 }
 
@@ -110,7 +113,7 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
     const proprio = spec.observation.find((e) => e.name === 'proprio');
     if (!proprio || proprio.kind !== 'box' || proprio.shape[0] !== 7) throw new Error(`world model: spec ${spec.id} has no 7-value "proprio" box`);
     this.book = {
-      seeds: new Int32Array(numEnvs).fill(-1), steps: new Int32Array(numEnvs), done: new Uint8Array(numEnvs), terminated: new Uint8Array(numEnvs),
+      seeds: new Int32Array(numEnvs).fill(-1), keys: new Float64Array(numEnvs).fill(-1), steps: new Int32Array(numEnvs), done: new Uint8Array(numEnvs), terminated: new Uint8Array(numEnvs),
       truncated: new Uint8Array(numEnvs), success: new Uint8Array(numEnvs), progress: new Float64Array(numEnvs), grip: new Float64Array(numEnvs),
       images: this.cameras.map((c) => new Uint8Array(numEnvs * c.size)), proprio: new Float32Array(numEnvs * 7),
     };
@@ -124,7 +127,7 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
       if (options.mask && !options.mask[i]) { starts.push(null); continue; }
       const task = sampleTask(this.scene, this.taskId, seeds[i]);
       const init = this.poser.initialState(task);
-      starts.push({ task, state: init.state, q: init.q });
+      starts.push({ task, state: init.state, q: init.q, key: options.keys?.[i] });
     }
     return this.resetFrom(starts);
   }
@@ -147,6 +150,7 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
       this.qLag[i] = start.q ? 0 : -1;
       this.tasks[i] = start.task;
       b.seeds[i] = start.task.seed;
+      b.keys[i] = start.key ?? start.task.seed;
       b.steps[i] = elapsed;
       b.done[i] = 0; b.terminated[i] = 0; b.truncated[i] = 0;
       b.grip[i] = start.grip ?? 0;
@@ -215,9 +219,9 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
     };
   }
 
-  /** The member env i follows this step (member sampling): a pure function of (seed, env seed, step). */
+  /** The member env i follows this step (member sampling): a pure function of (seed, rollout key, step). */
   private pickMember(i: number): number {
-    return new Rng(this.sampleSeed ^ this.book.seeds[i], this.book.steps[i]).int(this.dynamics.members);
+    return drawRng(this.sampleSeed, this.book.keys[i], this.book.steps[i], DRAW.worldModelMember).int(this.dynamics.members);
   }
 
   /** Env i's joint angles for its current state: warm-started IK (IK_ITERS_STEP per step since the
@@ -303,7 +307,7 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
 
 function copyBook(b: Book): Book {
   return {
-    seeds: b.seeds.slice(), steps: b.steps.slice(), done: b.done.slice(), terminated: b.terminated.slice(), truncated: b.truncated.slice(),
+    seeds: b.seeds.slice(), keys: b.keys.slice(), steps: b.steps.slice(), done: b.done.slice(), terminated: b.terminated.slice(), truncated: b.truncated.slice(),
     success: b.success.slice(), progress: b.progress.slice(), grip: b.grip.slice(), images: b.images.map((x) => x.slice()), proprio: b.proprio.slice(),
   };
 }

@@ -11,3 +11,4 @@ export * from './shadow.ts';
 export * from './plot.ts';
 export * from './loss.ts';
 export * from './refresh.ts';
+export * from './checkpoint-file.ts';

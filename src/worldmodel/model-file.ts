@@ -1,11 +1,16 @@
 // World-model files: the ensemble ONNX + its sidecar (src/nn) plus NAME.wm.json with what the env
 // needs besides weights: the feature layout version, the object names, the physics specs it was trained
-// for (a WorldModelEnv refuses a spec that differs) and the training report. Node-only.
+// for (a WorldModelEnv refuses a spec that differs) and the training report. The three files are one
+// commit (src/store); the sidecar holds the sha256 of NAME.wm.json. Node-only.
+import { basename } from 'node:path';
 import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
 import { canonicalJson, EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
 import { hashOf } from '../core/hash.ts';
-import { readJsonFile, writeJsonAtomic } from '../core/node-files.ts';
+import { parseJsonText, readJsonFile } from '../core/node-files.ts';
+import { sidecarPath } from '../nn/modelfile.ts';
 import { loadWorldModel, saveWorldModel } from '../nn/nets/worldmodel-file.ts';
+import { type CommitOptions, commitFiles, sha256Hex } from '../store/index.ts';
 import type { WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { RuntimeOptions } from '../nn/runtime.ts';
@@ -42,19 +47,34 @@ export function limitsFromScene(scene: Scene): StateLimits {
   };
 }
 
-export async function saveWmModel(path: string, config: WorldModelNetConfig, params: ParamStore, meta: Omit<WmMeta, 'format' | 'featureVersion'>, seed: number, steps: number): Promise<void> {
+const metaText = (meta: WmMeta) => `${JSON.stringify(meta, null, 2)}\n`;
+
+export async function saveWmModel(path: string, config: WorldModelNetConfig, params: ParamStore, meta: Omit<WmMeta, 'format' | 'featureVersion'>, seed: number, steps: number, commit?: CommitOptions): Promise<void> {
   const full: WmMeta = { format: 'wmrl-worldmodel-env/1', featureVersion: FEATURE_VERSION, ...meta };
   WmMetaSchema.parse(full);
   const specHash = hashOf(canonicalJson(Object.values(full.specs).sort((a, b) => a.id.localeCompare(b.id))));
-  await saveWorldModel(path, config, params, { provenance: { producer: 'wmrl wm train', seed, steps, notes: meta.command }, specHash });
-  writeJsonAtomic(metaPath(path), full);
+  const parts = [{ path: metaPath(path), data: metaText(full) }];
+  await saveWorldModel(path, config, params, { provenance: { producer: 'wmrl wm train', seed, steps, notes: meta.command }, specHash, parts, commit });
 }
 
 export async function loadWmModel(path: string): Promise<{ params: ParamStore; meta: WmMeta; netConfig: WorldModelNetConfig & { members: number } }> {
   const m = await loadWorldModel(path);
-  const meta = readJsonFile(metaPath(path), WmMetaSchema, 'world-model env metadata');
-  if (meta.featureVersion !== FEATURE_VERSION) throw new Error(`${metaPath(path)}: featureVersion ${meta.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`);
+  const file = metaPath(path);
+  const bytes = m.parts[basename(file)];
+  // Models written before the sidecar listed its parts read NAME.wm.json unchecked.
+  const meta = bytes ? parseJsonText(file, new TextDecoder().decode(bytes), WmMetaSchema, 'world-model env metadata') : readJsonFile(file, WmMetaSchema, 'world-model env metadata');
+  if (meta.featureVersion !== FEATURE_VERSION) throw new InputError(`${file}: featureVersion ${meta.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`);
   return { params: m.params, meta, netConfig: m.config as WorldModelNetConfig & { members: number } };
+}
+
+/** Replaces NAME.wm.json of a saved model (e.g. a stored eval report): the sidecar's hash of it is
+ *  updated in the same commit. */
+export async function updateWmMeta(path: string, meta: WmMeta): Promise<void> {
+  WmMetaSchema.parse(meta);
+  const { sidecar } = await loadWorldModel(path);
+  const text = metaText(meta);
+  const next = { ...sidecar, parts: { ...sidecar.parts, [basename(metaPath(path))]: sha256Hex(text) } };
+  commitFiles([{ path: sidecarPath(path), data: `${JSON.stringify(next, null, 2)}\n` }, { path: metaPath(path), data: text }]);
 }
 
 export interface OpenWorldModelOptions {
@@ -73,9 +93,9 @@ export interface OpenWorldModelOptions {
 export async function loadEnsembleDynamics(path: string, scene: Scene, spec: EnvSpec, runtime: RuntimeOptions = {}): Promise<{ dynamics: EnsembleDynamics; meta: WmMeta; params: ParamStore }> {
   const { params, meta, netConfig } = await loadWmModel(path);
   const names = scene.objects.map((o) => o.name);
-  if (meta.objects.join(',') !== names.join(',')) throw new Error(`${path}: trained on objects [${meta.objects}], the scene has [${names}]`);
+  if (meta.objects.join(',') !== names.join(',')) throw new InputError(`${path}: trained on objects [${meta.objects}], the scene has [${names}]`);
   const stored = meta.specs[spec.id];
-  if (!stored) throw new Error(`${path}: not trained for ${spec.id} (has ${Object.keys(meta.specs).join(', ')})`);
+  if (!stored) throw new InputError(`${path}: not trained for ${spec.id} (has ${Object.keys(meta.specs).join(', ')})`);
   assertSameSpec(spec, stored, `${path}: stored spec`);
   const dynamics = await EnsembleDynamics.create(netConfig, params, stateLayout(scene.objects), limitsFromScene(scene), spec, runtime);
   return { dynamics, meta, params };

@@ -1,6 +1,6 @@
 // Online refresh (policy and world model co-evolve): a loaded world model whose dynamics serve the
-// WorldModelEnvs, a replay buffer of new physics (anchor) episodes, and warm-started retraining within a
-// time budget that re-bakes the shared dynamics in place. The API the WMRL trainer calls.
+// WorldModelEnvs, a replay buffer of new physics (anchor) episodes, and warm-started retraining for a
+// step count that re-bakes the shared dynamics in place. The API the WMRL trainer calls.
 import type { EnvSpec } from '../core/spec.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { Scene } from '../scene/schema.ts';
@@ -40,9 +40,9 @@ export class OnlineWorldModel {
     return this.trainer.train.count;
   }
 
-  /** Warm-started training on the buffer for at most `timeBudgetMs`, then the shared dynamics are
-   *  re-baked with the kept weights (a no-op with an empty buffer). */
-  async refresh(opts: { timeBudgetMs: number; lr?: number; evalEvery?: number }): Promise<RefreshResult> {
+  /** Warm-started training on the buffer for `steps` steps, then the shared dynamics are re-baked with
+   *  the kept weights (a no-op with an empty buffer). */
+  async refresh(opts: { steps: number; lr?: number; evalEvery?: number }): Promise<RefreshResult> {
     const r = await this.trainer.refresh(opts);
     if (r.steps > 0) await this.dynamics.update(this.trainer.params());
     return { ...r, transitions: this.trainer.train.count };

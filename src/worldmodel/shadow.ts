@@ -73,11 +73,13 @@ export async function runShadow(real: ShadowReal, wm: WorldModelEnv, opts: Shado
     const first = await real.reset({ seed: seeds });
     await wm.resetFrom(Array.from({ length: n }, (_, i) => ({ task: real.task(i), state: real.state(i) })));
     opts.policy.onReset?.(Array.from({ length: n }, (_, i) => i), first.info);
+    const ctx = { keys: Float64Array.from(seeds, (seed, i) => (i < wave.length ? seed : -1)), steps: new Int32Array(n) };
     let obs = first.obs;
     const live = Array.from({ length: n }, (_, i) => i < wave.length);
     const wmDone = new Uint8Array(n), flagged = new Uint8Array(n);
     for (let t = 0; live.some(Boolean); t++) {
-      const action = await opts.policy.act(obs);
+      ctx.steps.fill(t);
+      const { actions: action } = await opts.policy.act(obs, ctx);
       const r = await real.step(action);
       const m = await wm.step(action);
       obs = r.obs;

@@ -3,9 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readDemoFolder } from '../../src/cli/demos.ts';
-import { EvalReportSchema } from '../../src/cli/eval-report.ts';
-import { runEval } from '../../src/cli/commands/eval.ts';
+import { readDemoFolder } from '../../src/demos/index.ts';
+import { EvalReportSchema, runEval } from '../../src/eval/index.ts';
+import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 import { runJson } from './helpers.ts';
 
 let dir = '';
@@ -41,7 +41,7 @@ describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
     expect(lines[2].loss).toBeLessThan(lines[0].loss);
     expect(existsSync(join(runDir, 'checkpoint.json'))).toBe(true);
 
-    const opts = { compare: [model, 'random'], split: 'train' as const, episodes: 6, seed: 0, temperature: 0, task: 'pick-place', numEnvs: 6 };
+    const opts = { scene: loadSceneFile(DEFAULT_SCENE_PATH), tasks: ['tabletop/pick-place'], policies: [model, 'random'], split: 'train' as const, episodes: 6, seed: 0, temperature: 1, numEnvs: 6 };
     const report = await runEval(opts);
     EvalReportSchema.parse(report);
     const [bc, rnd] = report.policies.map((x) => x.results.overall);

@@ -5,6 +5,8 @@ import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { wmrlProcess } from './helpers.ts';
 import { readEpisodeFolder } from '../../src/rollout/index.ts';
+import { sceneContract } from '../../src/demos/index.ts';
+import { loadScene } from '../../src/cli/scene.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -39,7 +41,7 @@ describe('wmrl CLI', () => {
     expect(res.ci_low).toBeLessThanOrEqual(res.success_rate);
     expect(res.ci_high).toBeGreaterThanOrEqual(res.success_rate);
     expect(Object.keys(res.tasks)).toEqual(['tabletop/stack']);
-    const { index, episodes } = readEpisodeFolder(out);
+    const { index, episodes } = readEpisodeFolder(out, sceneContract(loadScene(undefined)));
     expect(index.episodes.map((e) => e.seed)).toEqual([1000000, 1000001, 1000002]);
     expect(episodes[0].states!.length).toBe((episodes[0].length + 1) * index.stateNames.length);
     expect(episodes[0].actions.length).toBe(episodes[0].length * 5);
@@ -58,7 +60,7 @@ describe('wmrl CLI', () => {
     const out = join(tmp, 'never');
     const cases: [string[], RegExp][] = [
       [['rollout', '--episodes', '0', '--out', out], /--episodes: must be >= 1/],
-      [['rollout', '--split', 'test', '--out', out], /--split: .*"train"\|"heldout"/],
+      [['rollout', '--split', 'test', '--out', out], /--split: .*"train"\|"validation"\|"heldout"/],
       [['rollout', '--task', 'juggle', '--out', out], /--task: unknown task "juggle"; valid: all, tabletop\/push/],
       [['render', '--task', 'push', '--out', join(tmp, 'x.jpg')], /--out: must end in \.png/],
       [['tasks', '--scene', join(tmp, 'missing.json')], /missing\.json: \$: cannot read scene file/],

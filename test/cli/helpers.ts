@@ -37,3 +37,25 @@ export async function wmrlProcess(cwd: string, ...args: string[]): Promise<{ cod
     });
   });
 }
+
+/** Starts the real `wmrl` executable and returns the child (to signal) and its outcome. */
+export async function spawnWmrl(cwd: string, ...args: string[]): Promise<{ child: import('node:child_process').ChildProcess; done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> }> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn('node', [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+/** Polls `ready` every 10 ms (no fixed sleeps) until it holds; fails when `alive` turns false first. */
+export async function waitFor(ready: () => boolean, alive: () => boolean, what: string): Promise<void> {
+  while (!ready()) {
+    if (!alive()) throw new Error(`the process ended before ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

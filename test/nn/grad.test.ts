@@ -28,6 +28,7 @@ const cases: Case[] = [
   { rule: 'Min', name: 'broadcast', inputs: [inp('a', [3, 4]), inp('b', [4])], build: (_g, t) => o.minimum(t.a, t.b) },
   { rule: 'Neg', name: 'unary', inputs: [inp('a', [5])], build: (_g, t) => o.neg(t.a) },
   { rule: 'Exp', name: 'unary', inputs: [inp('a', [5])], build: (_g, t) => o.exp(t.a) },
+  { rule: 'LogSoftmax', name: '[3,4] last axis', inputs: [inp('a', [3, 4])], build: (_g, t) => o.mul(o.logSoftmax(t.a), t.a) },
   { rule: 'Log', name: 'positive', inputs: [inp('a', [5], { pos: true })], build: (_g, t) => o.log(t.a) },
   { rule: 'Sqrt', name: 'positive', inputs: [inp('a', [5], { pos: true })], build: (_g, t) => o.sqrt(t.a) },
   { rule: 'Abs', name: 'away from 0', inputs: [inp('a', [6])], build: (_g, t) => o.abs(t.a) },

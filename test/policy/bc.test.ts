@@ -64,7 +64,7 @@ describe('behaviour cloning', () => {
     expect(last!.accuracy.digit).toBeGreaterThan(0.95);
     const sampler = await PolicySampler.create(config, trainer.params());
     const env = new CodeLockEnv(16);
-    const eps = await collectEpisodes(env, { act: async (obs) => (await sampler.act(obs, 16, null, true)).actions }, { seeds: Array.from({ length: 64 }, (_, k) => 5000 + k) });
+    const eps = await collectEpisodes(env, { act: async (obs) => ({ actions: (await sampler.act(obs, 16, null, 0)).actions }) }, { seeds: Array.from({ length: 64 }, (_, k) => 5000 + k) });
     const rate = eps.filter((e) => e.success).length / eps.length;
     console.log(`code-lock BC: train accuracy ${last!.accuracy.digit.toFixed(3)}, held-out seed success ${rate}`);
     expect(rate).toBeGreaterThanOrEqual(0.95);

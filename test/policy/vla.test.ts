@@ -100,7 +100,7 @@ describe('VLA policy network', () => {
     expect(maxDiff).toBeLessThanOrEqual(1e-5);
     // After the update the sampler is rebuilt with the new weights and agrees again.
     await sampler.update(trainer.params());
-    const again = await sampler.act(obs, n, null, true);
+    const again = await sampler.act(obs, n, null, 0);
     for (const a of cfg.actions) feeds[VLA_IO.action(a.name)] = tensor('int32', again.actions[a.name], [n]);
     const r2 = await trainer.step(feeds, 0);
     const lp2 = floatData(r2.metrics.logp);

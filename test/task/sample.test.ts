@@ -21,18 +21,35 @@ describe('task ids, splits and seeds', () => {
     expect(() => findTask(scene, 'tabletop/juggle')).toThrow('unknown task "tabletop/juggle" in scene "tabletop"; valid ids: tabletop/push, tabletop/pick-place, tabletop/stack, tabletop/put-in-bin');
   });
 
-  it('splitOf uses half-open ranges and throws outside both', () => {
+  it('splitOf uses half-open ranges and throws outside all three', () => {
     const [t0, t1] = scene.splits.train;
+    const [v0, v1] = scene.splits.validation;
     const [h0, h1] = scene.splits.heldout;
     expect(splitOf(scene, t0)).toBe('train');
     expect(splitOf(scene, t1 - 1)).toBe('train');
     expect(splitOf(scene, h0)).toBe('heldout');
     expect(splitOf(scene, h1 - 1)).toBe('heldout');
-    const message = `in neither split of scene "tabletop": train [${t0}, ${t1}), heldout [${h0}, ${h1})`;
-    expect(() => splitOf(scene, h1)).toThrow(message);
+    expect(splitOf(scene, v0)).toBe('validation');
+    expect(splitOf(scene, v1 - 1)).toBe('validation');
+    const message = `in no split of scene "tabletop": train [${t0}, ${t1}), validation [${v0}, ${v1}), heldout [${h0}, ${h1})`;
+    expect(() => splitOf(scene, v1)).toThrow(message);
     expect(() => splitOf(scene, -1)).toThrow(message);
     expect(() => splitOf(scene, 2.5)).toThrow(message);
-    expect(() => sampleTask(scene, 'tabletop/push', h1 + 5)).toThrow(message);
+    expect(() => sampleTask(scene, 'tabletop/push', v1 + 5)).toThrow(message);
+  });
+
+  it('validation seeds follow the held-out distribution (reserved pairs half the time) on disjoint seeds', () => {
+    const reserved = (split: 'validation' | 'heldout') => {
+      let n = 0;
+      for (let k = 0; k < 200; k++) {
+        const t = sampleTask(scene, 'tabletop/pick-place', splitSeed(scene, split, k));
+        expect(t.split).toBe(split);
+        if (scene.tasks[1].heldoutPairs.some(([o, g]) => scene.objects[t.object].name === o && t.target.kind === 'zone' && scene.zones[t.target.index].name === g)) n++;
+      }
+      return n / 200;
+    };
+    expect(reserved('validation')).toBeGreaterThan(0.35);
+    expect(reserved('heldout')).toBeGreaterThan(0.35);
   });
 
   it('splitSeed maps episode indices into each split', () => {

@@ -140,4 +140,24 @@ describe('WorldModelEnv', () => {
       env.close();
     }
   });
+  it('member sampling draws per rollout key: one seed, several keys, any slot, any batch', async () => {
+    const env = await makeEnv(4, { sampling: 'member', seed: 5, render: false });
+    const single = await makeEnv(1, { sampling: 'member', seed: 5, render: false });
+    await env.reset({ seed: [9, 9, 9, 9], keys: [10, 11, 10, 12] });
+    await single.reset({ seed: 9, keys: [11] });
+    const rng = new Rng(2);
+    for (let t = 0; t < 6; t++) {
+      const a = randomAction(env.spec, 1, rng);
+      const batch = Object.fromEntries(Object.entries(a).map(([k, v]) => [k, Int32Array.from({ length: 4 }, () => v[0])]));
+      await env.step(batch);
+      await single.step(a);
+    }
+    const st = (e: WorldModelEnv, i: number) => Array.from(packState(e.state(i)));
+    expect(st(env, 2)).toEqual(st(env, 0)); // same key: same member sequence
+    expect(st(env, 1)).not.toEqual(st(env, 0)); // same seed, another key: another sequence
+    expect(st(env, 3)).not.toEqual(st(env, 1));
+    expect(st(single, 0)).toEqual(st(env, 1)); // a key's rollout does not depend on its slot or batch
+    env.close();
+    single.close();
+  });
 });

@@ -11,7 +11,7 @@ afterAll(async () => {
 });
 
 describe('online refresh', () => {
-  it('adds physics episodes, retrains warm-started within the budget and re-bakes the shared dynamics', async () => {
+  it('adds physics episodes, retrains warm-started for a step count and re-bakes the shared dynamics', async () => {
     const spec = specOf('tabletop/push');
     const coder = new ActionCoder(spec);
     const layout = stateLayout(scene.objects);
@@ -27,12 +27,10 @@ describe('online refresh', () => {
     const online = await OnlineWorldModel.open(path, scene, spec, { val, batch: 64 });
     const env = new WorldModelEnv({ scene, spec, numEnvs: 2, dynamics: online.dynamics, render: false, ownsDynamics: false });
     const before = await evaluateDynamics(online.dynamics, scene, coder.names, val, [5]);
-    expect((await online.refresh({ timeBudgetMs: 100 })).steps).toBe(0); // empty buffer: nothing to do
+    expect((await online.refresh({ steps: 50 })).steps).toBe(0); // empty buffer: nothing to do
     expect(online.addEpisodes(knownDynamicsEpisodes(200, 6, 3))).toBe(1200);
-    const t0 = performance.now();
-    const r = await online.refresh({ timeBudgetMs: 1500, lr: 3e-3, evalEvery: 50 });
-    expect(performance.now() - t0).toBeLessThan(6000);
-    expect(r.steps).toBeGreaterThan(20);
+    const r = await online.refresh({ steps: 200, lr: 3e-3, evalEvery: 50 });
+    expect(r.steps).toBe(200);
     expect(r.transitions).toBe(1200);
     const after = await evaluateDynamics(online.dynamics, scene, coder.names, val, [5]);
     console.log(`refresh: ${r.steps} steps, 1-step ee ${(1000 * before.one_step.ee_m).toFixed(2)} -> ${(1000 * after.one_step.ee_m).toFixed(2)} mm`);

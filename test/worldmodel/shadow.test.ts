@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PhysicsDynamics } from '../../src/cli/commands/shadow.ts';
-import { builtinPolicy } from '../../src/cli/policies.ts';
+import { PhysicsDynamics, expertPolicy } from '../../src/eval/index.ts';
+import { randomPolicy } from '../../src/rollout/index.ts';
 import { createTabletopEnv } from '../../src/physics/index.ts';
 import { splitSeed } from '../../src/task/index.ts';
 import { ActionCoder, EnsembleDynamics, limitsFromScene, linePlot, runShadow, stateLayout, TransitionSet, WorldModelEnv, WorldModelTrainer } from '../../src/worldmodel/index.ts';
@@ -13,7 +13,7 @@ describe('shadow mode', () => {
   it('reports zero divergence and no hallucinated success when the "world model" is the physics itself', async () => {
     const real = await createTabletopEnv({ scene, taskId, numEnvs: 3 });
     const wm = new WorldModelEnv({ scene, spec: real.spec, numEnvs: 3, dynamics: await PhysicsDynamics.create(scene, taskId, 3) });
-    const report = await runShadow(real, wm, { seeds, policy: builtinPolicy('expert', real, 0, 0.1) });
+    const report = await runShadow(real, wm, { seeds, policy: expertPolicy(real, 0.1, 0) });
     real.close();
     wm.close();
     expect(report.episodes).toBe(3);
@@ -34,7 +34,7 @@ describe('shadow mode', () => {
     await trainer.close();
     const real = await createTabletopEnv({ scene, taskId, numEnvs: 2 });
     const wm = new WorldModelEnv({ scene, spec, numEnvs: 2, dynamics });
-    const report = await runShadow(real, wm, { seeds: seeds.slice(0, 2), policy: builtinPolicy('random', real, 0) });
+    const report = await runShadow(real, wm, { seeds: seeds.slice(0, 2), policy: randomPolicy(real.spec, 0) });
     real.close();
     wm.close();
     expect(report.episodes).toBe(2);

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { collectDemos, writeDemoFolder, DEMOS_FORMAT, type Demo } from '../demos.ts';
+import { collectDemos, writeDemoFolder, DEMOS_FORMAT, type Demo } from '../../demos/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
-import { formatSummary, summarise, type SuccessSummary } from '../run-episodes.ts';
+import { formatSummary, summarise, type SuccessSummary } from '../../eval/index.ts';
 import { DEFAULT_SCENE_PATH, loadScene, resolveTasks } from '../scene.ts';
 
 const CollectOptions = z.object({

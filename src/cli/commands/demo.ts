@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { builtinPolicy } from '../policies.ts';
 import { intFlag, parseOptions, printJson } from '../options.ts';
 import { progressBar } from '../progress.ts';
-import { formatSummary, runEpisodes, summarise } from '../run-episodes.ts';
+import { runEpisodes } from '../../physics/index.ts';
+import { expertPolicy, formatSummary, summarise } from '../../eval/index.ts';
+import { randomPolicy } from '../../rollout/index.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 
 export function registerDemo(program: Command): void {
@@ -26,7 +27,7 @@ export function registerDemo(program: Command): void {
         for (const taskId of taskIds) {
           const episodes = await runEpisodes({
             scene, taskId, policyName, episodes: opts.episodes, split: 'heldout', seedOffset: 0, numEnvs: 4,
-            makePolicy: (env) => builtinPolicy(policyName, env, 0),
+            makePolicy: (env) => (policyName === 'expert' ? expertPolicy(env) : randomPolicy(env.spec, 0)),
             onEpisode: () => bar.tick(),
           });
           steps += episodes.reduce((s, e) => s + e.length, 0);

@@ -1,13 +1,9 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { writeEvalFolder } from '../eval-chart.ts';
-import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, formatReport, policyResult, validateReport } from '../eval-report.ts';
+import { type EvalOptions, type EvalReport, type PolicyResult, formatReport, runEval, writeEvalFolder } from '../../eval/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
-import { policySource } from '../policies.ts';
 import { progressBar } from '../progress.ts';
-import { runEpisodes } from '../run-episodes.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
-import type { Scene } from '../../scene/index.ts';
 import { defaultRunDir } from './rollout.ts';
 
 export const DEFAULT_EVAL_TEMPERATURE = 1;
@@ -27,50 +23,13 @@ const EvalOptions = z.object({
 });
 export type EvalOpts = z.infer<typeof EvalOptions>;
 
-/** Runs one policy on every task on the same seeds (episode k: split index seed + k). */
-async function evalPolicy(scene: Scene, name: string, taskIds: string[], opts: EvalOpts, tick: () => void): Promise<PolicyResult> {
-  const source = await policySource(name, { seed: opts.seed, temperature: opts.temperature, flag: opts.compare ? '--compare' : '--policy' });
-  try {
-    const perTask = [];
-    for (const taskId of taskIds) {
-      const episodes = await runEpisodes({
-        scene, taskId, policyName: name, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs,
-        makePolicy: (env) => source.make(env),
-        onEpisode: tick,
-      });
-      perTask.push({ taskId, episodes });
-    }
-    return policyResult(name, perTask);
-  } finally {
-    await source.close();
-  }
-}
-
-/** The whole evaluation: real physics only, one or two policies, the validated report. */
-export async function runEval(opts: EvalOpts): Promise<EvalReport> {
-  const names = opts.compare ?? (opts.policy ? [opts.policy] : []);
-  if (names.length === 0) throw new UsageError('--policy: required (or --compare A B)');
+/** The flags as the library's options: the scene loaded, tasks resolved, one or two policies. */
+export function evalOptions(opts: EvalOpts, onEpisode?: () => void): EvalOptions {
+  const policies = opts.compare ?? (opts.policy ? [opts.policy] : []);
+  if (policies.length === 0) throw new UsageError('--policy: required (or --compare A B)');
   if (opts.policy && opts.compare) throw new UsageError('--compare: use either --policy P or --compare A B, not both');
   const scene = loadScene(opts.scene);
-  const taskIds = resolveTasks(scene, opts.task);
-  const bar = progressBar('eval', names.length * taskIds.length * opts.episodes);
-  const results: PolicyResult[] = [];
-  try {
-    for (const name of names) results.push(await evalPolicy(scene, name, taskIds, opts, () => bar.tick()));
-  } finally {
-    bar.stop();
-  }
-  return validateReport({
-    format: EVAL_FORMAT,
-    split: opts.split,
-    episodes_per_task: opts.episodes,
-    seed: opts.seed,
-    temperature: opts.temperature,
-    seeds: { first_index: opts.seed, count: opts.episodes },
-    tasks: taskIds,
-    policies: results,
-    paired: results.length === 2 ? comparePolicies(results[0], results[1]) : undefined,
-  });
+  return { ...opts, scene, tasks: resolveTasks(scene, opts.task), policies, flag: opts.compare ? '--compare' : '--policy', onEpisode };
 }
 
 export function registerEval(program: Command): void {
@@ -79,7 +38,7 @@ export function registerEval(program: Command): void {
     .description('evaluate a policy in physics: success per task family with Wilson 95% CIs; --compare A B gives the paired difference')
     .option('--policy <p>', 'model file (.onnx), expert or random')
     .option('--compare <policies...>', 'two policies run on the same seeds: --compare A B')
-    .option('--split <split>', 'train | heldout (held-out seeds and object-target pairs)', 'heldout')
+    .option('--split <split>', 'train | validation (model selection only) | heldout (held-out seeds and object-target pairs)', 'heldout')
     .option('--episodes <n>', 'episodes per task family', '100')
     .option('--seed <n>', 'first episode index inside the split, and the sampling seed', '0')
     .option('--temperature <t>', 'model policies: sampling temperature (0 = greedy argmax)', String(DEFAULT_EVAL_TEMPERATURE))
@@ -90,7 +49,14 @@ export function registerEval(program: Command): void {
     .option('--json', 'print one JSON object on stdout')
     .action(async (raw) => {
       const opts = parseOptions(EvalOptions, raw);
-      const report = await runEval(opts);
+      const eo = evalOptions(opts);
+      const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes);
+      let report: EvalReport;
+      try {
+        report = await runEval({ ...eo, onEpisode: () => bar.tick() });
+      } finally {
+        bar.stop();
+      }
       const out = opts.out ?? defaultRunDir('eval');
       const files = writeEvalFolder(out, report);
       if (opts.json) {

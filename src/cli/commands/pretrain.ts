@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -9,16 +9,20 @@ import { Graph } from '../../nn/ir.ts';
 import { ParamStore } from '../../nn/params.ts';
 import { fixedCameras, tabletopSpec } from '../../physics/index.ts';
 import { BcTrainer } from '../../policy/bc.ts';
+import { hasCheckpoint } from '../../nn/checkpoint-file.ts';
+import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import { loadBcCheckpoint, saveBcCheckpoint } from '../../policy/bc-checkpoint.ts';
 import { savePolicy } from '../../policy/model.ts';
 import { VLA_SIZES_DEFAULT, VLA_SIZES_TINY, type VlaSizes, specInterfaceHash, vlaConfigFromSpec } from '../../policy/spec-config.ts';
 import { WordTokenizer, splitWords } from '../../policy/tokenizer.ts';
 import { vlaForwardBuilder } from '../../policy/vla.ts';
 import type { Scene } from '../../scene/index.ts';
-import { demosToDataset, readDemoFolder } from '../demos.ts';
+import { demosToDataset, readDemoFolder } from '../../demos/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene } from '../scene.ts';
+import { checkOutputDir, checkOutputFile, lockFile, lockFolder, truncateMetrics } from '../../store/index.ts';
+import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 
 /** Network presets: tiny, default (the benchmarked ~0.4 M-parameter VLA) and mid (three stride-2 convs
  *  keep an 8x8 feature map, so the flattened features keep where things are). */
@@ -50,6 +54,7 @@ const PretrainOptions = z.object({
   logEvery: intFlag(1),
   threads: intFlag(1).max(64),
   checkpointEvery: intFlag(1),
+  maxNonfinite: intFlag(1),
   runDir: z.string().optional(),
   resume: z.boolean().optional(),
   onlySuccess: z.boolean().optional(),
@@ -70,20 +75,27 @@ export function sceneWords(scene: Scene): { corpus: string[]; maxLength: number 
 
 /** What must match for --resume to continue the same run. */
 function runKey(opts: Opts, dataHash: string): Record<string, unknown> {
-  const { data: _d, out: _o, steps: _s, logEvery: _l, checkpointEvery: _c, runDir: _r, resume: _re, json: _j, threads: _t, ...rest } = opts;
+  const { data: _d, out: _o, steps: _s, logEvery: _l, checkpointEvery: _c, runDir: _r, resume: _re, json: _j, threads: _t, maxNonfinite: _m, ...rest } = opts;
   return { ...rest, steps: opts.steps, dataHash };
 }
 
-/** Keep only the metrics lines up to `step` (a resumed run rewrites the rest). */
-function truncateMetrics(path: string, step: number): void {
-  if (!existsSync(path)) return;
-  const kept = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() && (JSON.parse(l) as { step: number }).step <= step);
-  writeFileSync(path, kept.map((l) => `${l}\n`).join(''));
+const defaultRunDir = (opts: Opts) => opts.runDir ?? join('runs', `pretrain-${basename(opts.out, '.onnx')}`);
+
+/** Checks the outputs, reads the demonstrations, then trains while holding the locks of --out and --run-dir. */
+async function pretrain(opts: Opts): Promise<Record<string, unknown>> {
+  checkOutputFile(opts.out, '--out');
+  checkOutputDir(defaultRunDir(opts), '--run-dir');
+  const demoFolder = readDemoFolder(opts.data);
+  const locks = [lockFile(opts.out, '--out'), lockFolder(defaultRunDir(opts), '--run-dir')];
+  try {
+    return await train(opts, demoFolder);
+  } finally {
+    for (const l of locks) l.release();
+  }
 }
 
-async function pretrain(opts: Opts): Promise<Record<string, unknown>> {
+async function train(opts: Opts, { meta, demos: all }: ReturnType<typeof readDemoFolder>): Promise<Record<string, unknown>> {
   const started = performance.now();
-  const { meta, demos: all } = readDemoFolder(opts.data);
   const demos = opts.onlySuccess ? all.filter((d) => d.success) : all;
   if (demos.length === 0) throw new UsageError(`--data: ${opts.data} holds no usable demonstrations`);
   const scene = loadScene(meta.scene);
@@ -91,36 +103,40 @@ async function pretrain(opts: Opts): Promise<Record<string, unknown>> {
   const words = sceneWords(scene);
   const tokenizer = WordTokenizer.fromCorpus(words.corpus, { maxLength: words.maxLength });
   const config = vlaConfigFromSpec(spec, tokenizer.config, PRETRAIN_SIZES[opts.size]);
-  const runDir = opts.runDir ?? join('runs', `pretrain-${basename(opts.out, '.onnx')}`);
+  const runDir = defaultRunDir(opts);
   const dataHash = hashOf(readFileSync(join(opts.data, 'episodes.bin')), readFileSync(join(opts.data, 'labels.bin')));
   const run = runKey(opts, dataHash);
 
-  const bar = progressBar('pretrain', opts.steps);
   process.stderr.write(`re-simulating ${demos.length} demonstrations ...\n`);
   const ds = await demosToDataset(scene, demos, config, tokenizer, { counterfactual: opts.counterfactual });
   const g = new Graph();
   vlaForwardBuilder(config)(g);
   let params = ParamStore.init(g.params, opts.seed);
-  const ckpt = opts.resume && existsSync(join(runDir, 'checkpoint.json')) ? loadBcCheckpoint(runDir) : null;
+  const ckpt = opts.resume && hasCheckpoint(runDir) ? loadBcCheckpoint(runDir) : null;
   if (opts.resume && !ckpt) throw new UsageError(`--resume: no checkpoint in ${runDir}`);
   if (ckpt) {
     if (canonicalJson(ckpt.run) !== canonicalJson(run)) throw new UsageError(`--resume: the checkpoint in ${runDir} belongs to a run with different options or data`);
     params = ckpt.params;
   }
-  const trainer = await BcTrainer.create(config, params, { batch: opts.batch, lr: opts.lr, totalSteps: opts.steps, weightDecay: opts.weightDecay, shift: opts.shift, seed: opts.seed, runtime: { threads: opts.threads } });
+  const trainer = await BcTrainer.create(config, params, { batch: opts.batch, lr: opts.lr, totalSteps: opts.steps, weightDecay: opts.weightDecay, shift: opts.shift, seed: opts.seed, runtime: { threads: opts.threads }, maxNonFiniteSteps: opts.maxNonfinite });
   const metricsPath = join(runDir, 'metrics.jsonl');
-  mkdirSync(runDir, { recursive: true });
   if (ckpt) {
     trainer.resume(ckpt.optimizer, ckpt.step);
     truncateMetrics(metricsPath, ckpt.step);
   } else writeFileSync(metricsPath, '');
+  const bar = progressBar('pretrain', opts.steps);
   bar.tick(trainer.stepCount);
   const save = () => saveBcCheckpoint(runDir, { step: trainer.stepCount, config, run, params: trainer.params(), optimizer: trainer.exportOptimizer() });
   let last = null;
   let window = 0;
   let windowLoss = 0;
+  const release = cooperate();
   try {
     while (trainer.stepCount < opts.steps) {
+      if (interrupted()) {
+        save();
+        throw new InterruptedError(`interrupted at step ${trainer.stepCount}: checkpoint in ${runDir} (continue with --resume)`);
+      }
       const r = await trainer.step(ds);
       windowLoss += r.loss;
       window++;
@@ -133,7 +149,11 @@ async function pretrain(opts: Opts): Promise<Record<string, unknown>> {
       if (r.step % opts.checkpointEvery === 0 || r.step === opts.steps) save();
       bar.tick(1, `loss ${r.loss.toFixed(3)}`);
     }
+  } catch (err) {
+    await trainer.close();
+    throw err;
   } finally {
+    release();
     bar.stop();
   }
   const finalParams = trainer.params();
@@ -160,9 +180,10 @@ export function registerPretrain(program: Command): void {
     .option('--seed <n>', 'initialisation and batch-sampling seed', '0')
     .option('--log-every <n>', 'steps per JSONL metrics line', '50')
     .option('--threads <n>', 'onnxruntime intra-op threads', '1')
-    .option('--checkpoint-every <n>', 'steps between (atomic) checkpoints', '500')
+    .option('--checkpoint-every <n>', 'steps between checkpoints (each one commit; Ctrl-C also writes one)', '500')
+    .option('--max-nonfinite <n>', 'stop with an error after this many consecutive steps with a non-finite loss or gradient', String(DEFAULT_MAX_NONFINITE_STEPS))
     .option('--run-dir <dir>', 'checkpoints and metrics.jsonl (default: runs/pretrain-<name>)')
-    .option('--resume', 'continue from the checkpoint in the run folder (same options and data)')
+    .option('--resume', 'continue from the checkpoint in the run folder (same options and data): the result is bit-identical to an uninterrupted run')
     .option('--only-success', 'train only on demonstrations whose noisy execution succeeded')
     .option('--no-counterfactual', 'leave out the counterfactual-instruction rows (approach frames relabelled for the other objects)')
     .option('--json', 'print one JSON object on stdout')

@@ -1,7 +1,9 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { createTabletopEnv } from '../../physics/index.ts';
-import { writePng } from '../png.ts';
+import { writePng } from '../../render/png-file.ts';
 import { parseOptions, printJson, seedFlag, intFlag, UsageError } from '../options.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 
@@ -26,6 +28,7 @@ export function registerRender(program: Command): void {
       const env = await createTabletopEnv({ scene, taskId, numEnvs: 1, cameras: [camera] });
       try {
         const { obs, info } = await env.reset({ seed: opts.seed });
+        mkdirSync(dirname(opts.out), { recursive: true });
         writePng(opts.out, obs[`image_${camera}`] as Uint8Array, cam.width, cam.height, opts.scale);
         const result = { out: opts.out, task: taskId, seed: opts.seed, camera, instruction: info.instruction?.[0] ?? '', width: cam.width * opts.scale, height: cam.height * opts.scale };
         if (opts.json) printJson(result);

@@ -3,10 +3,11 @@ import { z } from 'zod';
 import { ACTION_NAMES } from '../../physics/index.ts';
 import { writeEpisodeFolder, type StoredEpisode } from '../../rollout/index.ts';
 import { stateNames } from '../../task/index.ts';
-import { policySource } from '../policies.ts';
+import { policySource } from '../../eval/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
-import { formatSummary, runEpisodes, summarise, type SuccessSummary } from '../run-episodes.ts';
+import { runEpisodes } from '../../physics/index.ts';
+import { formatSummary, summarise, type SuccessSummary } from '../../eval/index.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 
 const RolloutOptions = z.object({
@@ -34,7 +35,7 @@ export function registerRollout(program: Command): void {
     .option('--policy <name>', 'expert | random | a model file (.onnx)', 'expert')
     .option('--episodes <n>', 'episodes per task', '20')
     .option('--seed <n>', 'first episode index inside the split', '0')
-    .option('--split <split>', 'train | heldout', 'train')
+    .option('--split <split>', 'train | validation (model selection) | heldout (reported evaluation)', 'train')
     .option('--out <dir>', 'run folder for the episodes (default: runs/rollout-<time>)')
     .option('--num-envs <n>', 'parallel envs', '4')
     .option('--noise <p>', 'expert only: probability of replacing each token with a random one', '0')

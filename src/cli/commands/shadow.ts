@@ -7,51 +7,13 @@ import type { BatchAction } from '../../env/types.ts';
 import { createTabletopEnv, type TabletopEnv } from '../../physics/index.ts';
 import type { Scene } from '../../scene/index.ts';
 import { packState, splitSeed, type TaskInstance } from '../../task/index.ts';
-import { DIVERGENCE_KEYS, linePlot, loadEnsembleDynamics, runShadow, WorldModelEnv, type Dynamics, type Prediction, type ShadowReport } from '../../worldmodel/index.ts';
-import { intFlag, parseOptions, printJson, seedFlag, splitFlag, UsageError } from '../options.ts';
-import { writePng } from '../png.ts';
-import { policySource } from '../policies.ts';
+import { DIVERGENCE_KEYS, linePlot, loadEnsembleDynamics, runShadow, WorldModelEnv, type ShadowReport } from '../../worldmodel/index.ts';
+import { intFlag, parseOptions, printJson, requireFile, seedFlag, splitFlag, UsageError } from '../options.ts';
+import { PhysicsDynamics } from '../../eval/index.ts';
+import { writePng } from '../../render/png-file.ts';
+import { policySource } from '../../eval/index.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
-
-/** The physics itself behind the Dynamics interface (a one-member "world model"): a twin tabletop env
- *  stepped on the same actions. Starts only where a seed's reset puts it (it cannot be set to an
- *  arbitrary state), so shadow mode against it must show zero divergence. */
-export class PhysicsDynamics implements Dynamics {
-  readonly members = 1;
-  private constructor(readonly env: TabletopEnv) {}
-
-  static async create(scene: Scene, taskId: string, numEnvs: number): Promise<PhysicsDynamics> {
-    return new PhysicsDynamics(await createTabletopEnv({ scene, taskId, numEnvs, render: false }));
-  }
-
-  async start(rows: readonly number[], tasks: readonly TaskInstance[], states: Float64Array): Promise<void> {
-    const n = this.env.numEnvs;
-    const seed = new Array(n).fill(0);
-    const mask = new Array(n).fill(false);
-    rows.forEach((row, r) => { seed[row] = tasks[r].seed; mask[row] = true; });
-    await this.env.reset({ seed, mask });
-    rows.forEach((row, r) => {
-      const have = packState(this.env.state(row));
-      const want = states.subarray(r * have.length, (r + 1) * have.length);
-      let off = 0;
-      for (let j = 0; j < have.length; j++) off = Math.max(off, Math.abs(have[j] - want[j]));
-      if (off > 1e-4) throw new Error(`physics twin: env ${row} must start at seed ${tasks[r].seed}'s initial state (off by ${off.toExponential(2)})`);
-    });
-  }
-
-  async predict(_states: Float64Array, action: BatchAction, rows: readonly number[]): Promise<Prediction> {
-    await this.env.step(action);
-    const S = packState(this.env.state(0)).length;
-    const mean = new Float64Array(rows.length * S);
-    rows.forEach((row, r) => packState(this.env.state(row), mean, r * S));
-    return { members: mean.slice(), mean };
-  }
-
-  close(): void {
-    this.env.close();
-  }
-}
 
 const ShadowOptions = z.object({
   policy: z.string(),
@@ -81,7 +43,7 @@ export function registerShadow(program: Command): void {
     .option('--sampling <mode>', 'mean | member (one ensemble member per env and step)', 'mean')
     .option('--noise <p>', 'expert only: probability of replacing each token with a random one', '0')
     .option('--seed <n>', 'first episode index inside the split', '0')
-    .option('--split <split>', 'train | heldout', 'heldout')
+    .option('--split <split>', 'train | validation | heldout', 'heldout')
     .option('--num-envs <n>', 'parallel envs', '8')
     .option('--out <dir>', 'write shadow.json and shadow.png (divergence per step) here')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
@@ -91,6 +53,7 @@ export function registerShadow(program: Command): void {
       const scene = loadScene(o.scene);
       const [taskId] = resolveTasks(scene, o.task);
       if (o.task === 'all') throw new UsageError('--task: shadow mode runs one task; pick one of push, pick-place, stack, put-in-bin');
+      if (o.model !== 'physics') requireFile('--model', o.model, 'world-model file');
       const n = Math.min(o.numEnvs, o.episodes);
       const source = await policySource(o.policy, { seed: o.seed, noise: o.noise });
       const real = await createTabletopEnv({ scene, taskId, numEnvs: n });

@@ -1,6 +1,7 @@
 // Save/load of world-model files (ONNX + sidecar with the normalisers). Node-only.
+import { InputError } from '../../core/errors.ts';
 import { Graph } from '../ir.ts';
-import { type LoadedModel, type ModelSidecar, loadModel, saveModel } from '../modelfile.ts';
+import { type LoadedModel, type ModelSidecar, type SaveModelOptions, loadModel, saveModel } from '../modelfile.ts';
 import type { ParamStore } from '../params.ts';
 import { WM_NORM, type WorldModelNetConfig, parseWorldModelConfig, worldModelForwardBuilder } from './worldmodel.ts';
 
@@ -13,7 +14,7 @@ function normalizers(params: ParamStore): NonNullable<ModelSidecar['normalizers'
   };
 }
 
-export function saveWorldModel(path: string, config: WorldModelNetConfig, params: ParamStore, meta: { provenance: ModelSidecar['provenance']; specHash: string }): Promise<ModelSidecar> {
+export function saveWorldModel(path: string, config: WorldModelNetConfig, params: ParamStore, meta: Pick<SaveModelOptions, 'provenance' | 'specHash' | 'parts' | 'commit'>): Promise<ModelSidecar> {
   const c = parseWorldModelConfig(config);
   return saveModel(path, worldModelForwardBuilder(c), params, { kind: WORLD_MODEL_KIND, config: c, normalizers: normalizers(params), ...meta });
 }
@@ -25,7 +26,11 @@ export async function loadWorldModel(path: string): Promise<LoadedModel & { conf
   const config = parseWorldModelConfig(m.sidecar.config as WorldModelNetConfig);
   const g = new Graph(m.params.float);
   worldModelForwardBuilder(config)(g);
-  m.params.checkAgainst(g.params, `${path}: parameters`);
+  try {
+    m.params.checkAgainst(g.params, `${path}: parameters`);
+  } catch (err) {
+    throw new InputError((err as Error).message);
+  }
   const want = normalizers(m.params);
   const have = m.sidecar.normalizers;
   for (const key of ['input', 'target'] as const) {
@@ -33,7 +38,7 @@ export async function loadWorldModel(path: string): Promise<LoadedModel & { conf
     const w = want[key];
     // float32 values survive the JSON round trip exactly (JSON holds their float64 expansion).
     if (!h || h.mean.some((v, i) => v !== w.mean[i]) || h.std.some((v, i) => v !== w.std[i]) || h.mean.length !== w.mean.length) {
-      throw new Error(`${path}: sidecar normalizer "${key}" does not match the model's initializers`);
+      throw new InputError(`${path}: sidecar normalizer "${key}" does not match the model's initializers`);
     }
   }
   return { ...m, config };

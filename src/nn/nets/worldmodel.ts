@@ -40,6 +40,18 @@ export function parseWorldModelConfig(c: WorldModelNetConfig): Cfg {
   return r.data;
 }
 
+/** x [K, N, in] -> [K, N, out] as K two-dimensional MatMuls: ORT's batched MatMul gives a row
+ *  different bits depending on the batch size, a 2-D MatMul does not (test/policy/batch-invariance). */
+function perMemberMatmul(x: Tensor, w: Tensor): Tensor {
+  const [k, n, fanIn] = x.shape;
+  const out = w.shape[2];
+  const rows = Array.from({ length: k }, (_, m) => {
+    const y = o.matmul(o.reshape(o.slice(x, 0, m, m + 1), [n, fanIn]), o.reshape(o.slice(w, 0, m, m + 1), [fanIn, out]));
+    return o.reshape(y, [1, n, out]);
+  });
+  return k === 1 ? rows[0] : o.concat(rows, 0);
+}
+
 /** Ensemble linear layer: x [N, in] (shared by members) or [K, N, in] -> [K, N, keep]: the first `keep`
  *  of `out` units (a sliced weight, so the dropped units cost nothing). */
 function ensembleLinear(x: Tensor, name: string, k: number, out: number, act: Activation | 'none', keep = out): Tensor {
@@ -48,7 +60,13 @@ function ensembleLinear(x: Tensor, name: string, k: number, out: number, act: Ac
   const w = x.graph.param(`${name}.w`, [k, fanIn, out], { kind: 'normal', std });
   const b = x.graph.param(`${name}.b`, [k, 1, out], { kind: 'zeros' }, { decay: false });
   const [wk, bk] = keep < out ? [o.slice(w, -1, 0, keep), o.slice(b, -1, 0, keep)] : [w, b];
-  return activate(o.add(o.matmul(x, wk), bk), act === 'none' ? 'none' : act);
+  let y: Tensor;
+  if (x.rank === 2) {
+    // shared input: one [N, in] x [in, K * keep] MatMul, then [K, N, keep]
+    const wide = o.reshape(o.transpose(wk, [1, 0, 2]), [fanIn, k * keep]);
+    y = o.transpose(o.reshape(o.matmul(x, wide), [x.shape[0], k, keep]), [1, 0, 2]);
+  } else y = perMemberMatmul(x, wk);
+  return activate(o.add(y, bk), act === 'none' ? 'none' : act);
 }
 
 /** Builds the ensemble on `state` [.., S] and `action` [.., A]; leading dims [N] or [K, N]. */

@@ -3,8 +3,8 @@
 // shows it next to the numbers. Node-only (writes files).
 import { join } from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
-import type { EvalReport } from './eval-report.ts';
-import { encodePng } from './png.ts';
+import type { EvalReport } from './report.ts';
+import { encodePng } from '../render/png-file.ts';
 
 type Rgb = [number, number, number];
 const COLOURS: Rgb[] = [[56, 108, 176], [240, 140, 40]];

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodePng, writePng } from '../../src/cli/png.ts';
+import { encodePng, writePng } from '../../src/render/png-file.ts';
 import { Rng } from '../../src/core/rng.ts';
 
 function randomImage(width: number, height: number, seed: number): Uint8Array {

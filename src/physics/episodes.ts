@@ -1,9 +1,8 @@
-import { wilson } from '../core/stats.ts';
-import { createTabletopEnv } from '../physics/index.ts';
+// Physics episodes of one task on the seeds of one split, collected over parallel env slots.
+import { createTabletopEnv, type TabletopEnv } from './env.ts';
 import { collectEpisodes, type Policy, type StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { packState, splitSeed } from '../task/index.ts';
-import type { TabletopEnv } from '../physics/index.ts';
+import { packState, splitSeed, type Split } from '../task/index.ts';
 
 export interface RunSpec {
   scene: Scene;
@@ -11,7 +10,7 @@ export interface RunSpec {
   policyName: string;
   makePolicy: (env: TabletopEnv) => Policy;
   episodes: number;
-  split: 'train' | 'heldout';
+  split: Split;
   /** First episode index inside the split; episode k uses splitSeed(split, seedOffset + k). */
   seedOffset: number;
   numEnvs: number;
@@ -35,27 +34,4 @@ export async function runEpisodes(spec: RunSpec): Promise<StoredEpisode[]> {
   } finally {
     env.close();
   }
-}
-
-export interface SuccessSummary {
-  success_rate: number;
-  ci_low: number;
-  ci_high: number;
-  episodes: number;
-  mean_length: number;
-  mean_progress: number;
-}
-
-/** Success rate with its Wilson 95% interval, mean episode length and final process score. */
-export function summarise(episodes: readonly { success: boolean; length: number; progress: number }[]): SuccessSummary {
-  const n = episodes.length;
-  const wins = episodes.filter((e) => e.success).length;
-  const w = wilson(wins, n);
-  const mean = (f: (e: (typeof episodes)[number]) => number) => (n ? episodes.reduce((s, e) => s + f(e), 0) / n : 0);
-  return { success_rate: w.rate, ci_low: w.low, ci_high: w.high, episodes: n, mean_length: mean((e) => e.length), mean_progress: mean((e) => e.progress) };
-}
-
-export function formatSummary(name: string, s: SuccessSummary): string {
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  return `${name.padEnd(22)} success ${pct(s.success_rate).padStart(6)}  95% CI [${pct(s.ci_low)}, ${pct(s.ci_high)}]  n=${s.episodes}  len ${s.mean_length.toFixed(1)}  progress ${s.mean_progress.toFixed(2)}`;
 }

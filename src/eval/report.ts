@@ -2,7 +2,8 @@
 // and episode length, plus an overall entry; for --compare, the paired per-episode difference on the
 // same seeds with a normal-approximation 95% interval. A zod schema validates what is written.
 import { z } from 'zod';
-import { summarise } from './run-episodes.ts';
+import { SPLITS } from '../task/index.ts';
+import { summarise } from './summary.ts';
 
 export const EVAL_FORMAT = 'wmrl-eval/1';
 
@@ -36,7 +37,7 @@ export type PairedDiff = z.infer<typeof PairedDiffSchema>;
 
 export const EvalReportSchema = z.object({
   format: z.literal(EVAL_FORMAT),
-  split: z.enum(['train', 'heldout']),
+  split: z.enum(SPLITS),
   episodes_per_task: z.number().int().positive(),
   seed: z.number().int().min(0),
   temperature: z.number().min(0),

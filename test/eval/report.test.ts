@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import { runEval } from '../../src/cli/commands/eval.ts';
-import { writeEvalFolder } from '../../src/cli/eval-chart.ts';
-import { EvalReportSchema, comparePolicies, pairedDifference, policyResult, validateReport } from '../../src/cli/eval-report.ts';
-import { runJson } from './helpers.ts';
+import { EvalReportSchema, comparePolicies, pairedDifference, policyResult, runEval, validateReport, writeEvalFolder } from '../../src/eval/index.ts';
+import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
+import { runJson } from '../cli/helpers.ts';
 
 const ep = (success: boolean, progress = success ? 1 : 0.5) => ({ seed: 0, success, length: success ? 40 : 100, progress });
 
@@ -36,7 +35,7 @@ describe('eval report', () => {
   });
 
   it('validates against its schema, names bad fields, and writes json + png + html', async () => {
-    const report = await runEval({ policy: 'expert', split: 'heldout', episodes: 2, seed: 3, temperature: 1, task: 'push', numEnvs: 2 });
+    const report = await runEval({ scene: loadSceneFile(DEFAULT_SCENE_PATH), tasks: ['tabletop/push'], policies: ['expert'], split: 'heldout', episodes: 2, seed: 3, temperature: 1, numEnvs: 2 });
     expect(EvalReportSchema.safeParse(report).success).toBe(true);
     expect(report.policies[0].results['tabletop/push'].success_rate).toBe(1);
     const { overall: _drop, ...noOverall } = report.policies[0].results;

@@ -1,37 +1,20 @@
 // Expert demonstrations for behaviour cloning. Collection runs the privileged scripted expert and
 // executes its tokens with noise (each token replaced by a uniform one with probability `noise`), but
 // labels every step with the expert's clean token for the state actually visited (DART): the data
-// shows recoveries from perturbed states. On disk: a wmrl-episodes/1 folder (executed tokens,
-// rewards, states) plus labels.bin (Int32 clean tokens, same layout as the actions) and demos.json.
+// shows recoveries from perturbed states. On disk: see folder.ts (a run folder plus labels.bin,
+// counterfactual.bin and demos.json).
 // Observations are not stored: the env is deterministic, so pretraining re-simulates them from the
 // seed and the executed tokens (and checks the rewards match).
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { z } from 'zod';
-import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
-import { Rng } from '../core/rng.ts';
+import { DRAW, drawRng } from '../core/rng.ts';
 import type { BatchAction, BatchObs } from '../env/types.ts';
 import { ACTION_NAMES, ScriptedExpert, createTabletopEnv, type TabletopEnv } from '../physics/index.ts';
 import type { BcDataset } from '../policy/bc.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { WordTokenizer } from '../policy/tokenizer.ts';
-import { readEpisodeFolder, writeEpisodeFolder, type Policy, type StoredEpisode } from '../rollout/index.ts';
+import { noiseTokens, type Policy, type StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { stateNames, type TaskInstance } from '../task/index.ts';
-import { runEpisodes } from './run-episodes.ts';
-
-export const DEMOS_FORMAT = 'wmrl-demos/1';
-
-export const DemosMetaSchema = z.object({
-  format: z.literal(DEMOS_FORMAT),
-  scene: z.string(),
-  noise: z.number().min(0).max(1),
-  seed: z.number().int(),
-  /** 'expert': labels.bin holds the clean expert tokens (DART); the executed ones are in episodes.bin. */
-  labels: z.literal('expert'),
-  observations: z.literal('re-simulate'),
-});
-export type DemosMeta = z.infer<typeof DemosMetaSchema>;
+import type { TaskInstance } from '../task/index.ts';
+import { runEpisodes } from '../physics/index.ts';
 
 export type Demo = StoredEpisode & { labels: Int32Array; counterfactual: CounterfactualLabel[] };
 
@@ -66,16 +49,16 @@ function counterfactualExpert(env: TabletopEnv, object: number): ScriptedExpert 
   return new ScriptedExpert({ numEnvs: env.numEnvs, scene: env.scene, state: (i) => env.state(i), task: (i) => taskOf(i) ?? env.task(i) });
 }
 
-/** The expert acting with token noise; `labels` keeps, per episode seed, the clean tokens it chose, and
- *  `counterfactual` what it would have chosen for each other object at approach-phase steps. */
+/** The expert acting with token noise (drawn per episode and step, so the demonstrations do not depend
+ *  on --num-envs); `labels` keeps, per episode seed, the clean tokens it chose, and `counterfactual`
+ *  what it would have chosen for each other object at approach-phase steps. */
 export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Policy & { labels: Map<number, number[]>; counterfactual: Map<number, CounterfactualLabel[]> } {
-  const expert = new ScriptedExpert(env, { noise: 0 });
+  const expert = new ScriptedExpert(env);
   const others = env.scene.objects.map((_, o) => ({ object: o, expert: counterfactualExpert(env, o) }));
-  const rng = new Rng(seed, 0xda27);
+  const dims = env.spec.action.map((e) => ({ name: e.name, n: e.kind === 'discrete' ? e.n : 0 }));
   const labels = new Map<number, number[]>();
   const counterfactual = new Map<number, CounterfactualLabel[]>();
   const slotSeed = new Int32Array(env.numEnvs).fill(-1);
-  const c = env.scene.control;
   return {
     labels,
     counterfactual,
@@ -86,26 +69,24 @@ export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Poli
         counterfactual.set(info.seeds[i], []);
       }
     },
-    act(): BatchAction {
+    act(_obs, ctx) {
       const clean = expert.act();
       const alt = others.map((x) => x.expert.act());
       const out: BatchAction = {};
       for (const name of ACTION_NAMES) out[name] = Int32Array.from(clean[name]);
       for (let i = 0; i < env.numEnvs; i++) {
         const rec = labels.get(slotSeed[i]);
-        if (!rec) continue;
-        const step = rec.length / ACTION_NAMES.length;
+        if (!rec || ctx.keys[i] < 0) continue;
+        const step = ctx.steps[i];
         others.forEach((x, k) => {
           if (x.object === env.task(i).object || counterfactualTask(env.scene, env.task(i), x.object) === null) return;
           if (expert.phase(i) !== 'approach' || x.expert.phase(i) !== 'approach') return;
           counterfactual.get(slotSeed[i])!.push({ step, object: x.object, tokens: ACTION_NAMES.map((n) => alt[k][n][i]) });
         });
-        for (const name of ACTION_NAMES) {
-          rec.push(clean[name][i]);
-          if (noise > 0 && rng.uniform() < noise) out[name][i] = rng.int(name === 'grip' ? c.gripperBins : c.bins);
-        }
+        for (const name of ACTION_NAMES) rec.push(clean[name][i]);
+        if (noise > 0) noiseTokens(dims, out, i, noise, drawRng(seed, ctx.keys[i], step, DRAW.tokenNoise));
       }
-      return out;
+      return { actions: out };
     },
   };
 }
@@ -123,46 +104,6 @@ export async function collectDemos(scene: Scene, taskId: string, o: { episodes: 
     labels: Int32Array.from(policy!.labels.get(e.seed)!.slice(0, e.actions.length)),
     counterfactual: policy!.counterfactual.get(e.seed)!.filter((x) => x.step < e.length),
   }));
-}
-
-export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, scene: Scene, demos: Demo[]): void {
-  writeEpisodeFolder(dir, { command, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((x) => x.name)) }, demos);
-  const total = demos.reduce((s, d) => s + d.labels.length, 0);
-  const labels = new Int32Array(total);
-  let k = 0;
-  for (const d of demos) {
-    labels.set(d.labels, k);
-    k += d.labels.length;
-  }
-  writeFileAtomic(join(dir, 'labels.bin'), new Uint8Array(labels.buffer));
-  const cf = demos.flatMap((d, di) => d.counterfactual.map((x) => [di, x.step, x.object, ...x.tokens]));
-  writeFileAtomic(join(dir, 'counterfactual.bin'), new Uint8Array(Int32Array.from(cf.flat()).buffer));
-  writeJsonAtomic(join(dir, 'demos.json'), DemosMetaSchema.parse(meta));
-}
-
-export function readDemoFolder(dir: string): { meta: DemosMeta; demos: Demo[] } {
-  const metaPath = join(dir, 'demos.json');
-  const meta = readJsonFile(metaPath, DemosMetaSchema, `demonstration metadata (is ${dir} a folder written by wmrl collect?)`);
-  const { episodes } = readEpisodeFolder(dir);
-  const buf = readFileSync(join(dir, 'labels.bin'));
-  const labels = new Int32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-  const need = episodes.reduce((s, e) => s + e.actions.length, 0);
-  if (labels.length !== need) throw new Error(`${join(dir, 'labels.bin')}: ${labels.length} tokens, the episodes need ${need}`);
-  let k = 0;
-  const demos: Demo[] = episodes.map((e) => ({ ...e, labels: labels.slice(k, (k += e.actions.length)), counterfactual: [] }));
-  const cfPath = join(dir, 'counterfactual.bin');
-  if (existsSync(cfPath)) {
-    const b = readFileSync(cfPath);
-    const cf = new Int32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
-    const R = 3 + ACTION_NAMES.length;
-    if (cf.length % R !== 0) throw new Error(`${cfPath}: ${cf.length} values is not a whole number of ${R}-value records`);
-    for (let r = 0; r < cf.length; r += R) {
-      const d = demos[cf[r]];
-      if (!d || cf[r + 1] >= d.length) throw new Error(`${cfPath}: record ${r / R} points at episode ${cf[r]} step ${cf[r + 1]}, which does not exist`);
-      d.counterfactual.push({ step: cf[r + 1], object: cf[r + 2], tokens: Array.from(cf.subarray(r + 3, r + R)) });
-    }
-  }
-  return { meta, demos };
 }
 
 /** Which steps of which demo are training samples: every step of every demo ('all'), or only of the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { counterfactualTask } from '../../src/cli/demos.ts';
+import { counterfactualTask } from '../../src/demos/index.ts';
 import { loadScene } from '../../src/cli/scene.ts';
 import { sampleTask, splitSeed } from '../../src/task/index.ts';
 

@@ -1,0 +1,63 @@
+// The policies a user can name: the privileged scripted expert (optionally with token noise), uniform
+// random tokens, or a VLA model file. Every random draw derives from (seed, episode key, step).
+import { existsSync } from 'node:fs';
+import { InputError } from '../core/errors.ts';
+import { ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
+import { loadPolicy } from '../policy/model.ts';
+import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
+import { specInterfaceHash } from '../policy/spec-config.ts';
+import { type Policy, randomPolicy, withTokenNoise } from '../rollout/index.ts';
+
+export interface PolicySource {
+  /** "expert", "random" or the model path. */
+  name: string;
+  kind: 'expert' | 'random' | 'model';
+  /** The policy acting in `env` (stateless across envs: any number of envs may share the source). */
+  make(env: TabletopEnv): Policy;
+  close(): Promise<void>;
+}
+
+export interface PolicySourceOptions {
+  /** Seed of the policy's random draws (sampling, noise); default 0. */
+  seed?: number;
+  /** Expert only: probability of replacing each executed token by a uniform one. */
+  noise?: number;
+  /** Model only: logits are divided by this before sampling; 0 = greedy (argmax). Default 1. */
+  temperature?: number;
+  /** Flag named in error messages (default --policy). */
+  flag?: string;
+}
+
+/** The scripted expert acting on the env's privileged state, with optional token noise. */
+export function expertPolicy(env: TabletopEnv, noise = 0, seed = 0): Policy {
+  const expert = new ScriptedExpert(env);
+  return withTokenNoise({ act: () => ({ actions: expert.act() }) }, env.spec, noise, seed);
+}
+
+async function modelSource(path: string, o: PolicySourceOptions, flag: string): Promise<PolicySource> {
+  if (!existsSync(path)) throw new InputError(`${flag}: model file "${path}" does not exist`);
+  const model = await loadPolicy(path).catch((e: Error) => {
+    throw new InputError(`${flag}: ${e.message}`);
+  });
+  const sampler = await PolicySampler.create(model.config, model.params);
+  const policy = samplerPolicy(sampler, { seed: o.seed ?? 0, temperature: o.temperature ?? 1 });
+  return {
+    name: path,
+    kind: 'model',
+    make(env) {
+      if (model.sidecar.specHash !== specInterfaceHash(env.spec)) throw new InputError(`${flag}: ${path} was made for a different observation/action interface than ${env.spec.id}`);
+      return policy;
+    },
+    close: () => sampler.close(),
+  };
+}
+
+/** Resolves --policy: expert, random, or a model file (.onnx with its .json sidecar). */
+export async function policySource(name: string, o: PolicySourceOptions = {}): Promise<PolicySource> {
+  const flag = o.flag ?? '--policy';
+  const seed = o.seed ?? 0;
+  if (name === 'expert') return { name, kind: name, make: (env) => expertPolicy(env, o.noise ?? 0, seed), close: async () => {} };
+  if (name === 'random') return { name, kind: name, make: (env) => randomPolicy(env.spec, seed), close: async () => {} };
+  if (name.endsWith('.onnx')) return modelSource(name, o, flag);
+  throw new InputError(`${flag}: unknown policy "${name}"; use expert, random, or a model file (.onnx)`);
+}

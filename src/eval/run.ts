@@ -1,0 +1,60 @@
+// The evaluation run: one policy, or two on the same seeds (paired), on every task family; real physics
+// only; the validated report. Both policies are loaded before either runs, so a bad second file fails fast.
+import { runEpisodes } from '../physics/index.ts';
+import type { Scene } from '../scene/index.ts';
+import type { Split } from '../task/index.ts';
+import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, policyResult, validateReport } from './report.ts';
+import { type PolicySource, policySource } from './policies.ts';
+
+export interface EvalOptions {
+  scene: Scene;
+  /** Task ids, in the order the report lists them. */
+  tasks: string[];
+  /** One policy, or two compared on the same seeds: each expert, random or a model file. */
+  policies: string[];
+  split: Split;
+  /** Episodes per task; episode k of a task runs on the split's seed of index `seed + k`. */
+  episodes: number;
+  seed: number;
+  temperature: number;
+  numEnvs: number;
+  /** Flag named in errors about a policy (default --policy). */
+  flag?: string;
+  onEpisode?: () => void;
+}
+
+async function evalPolicy(source: PolicySource, opts: EvalOptions): Promise<PolicyResult> {
+  const perTask = [];
+  for (const taskId of opts.tasks) {
+    const episodes = await runEpisodes({
+      scene: opts.scene, taskId, policyName: source.name, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs,
+      makePolicy: (env) => source.make(env),
+      onEpisode: () => opts.onEpisode?.(),
+    });
+    perTask.push({ taskId, episodes });
+  }
+  return policyResult(source.name, perTask);
+}
+
+export async function runEval(opts: EvalOptions): Promise<EvalReport> {
+  if (opts.policies.length < 1 || opts.policies.length > 2) throw new RangeError(`runEval: 1 or 2 policies, got ${opts.policies.length}`);
+  const sources: PolicySource[] = [];
+  try {
+    for (const name of opts.policies) sources.push(await policySource(name, { temperature: opts.temperature, flag: opts.flag }));
+    const results: PolicyResult[] = [];
+    for (const source of sources) results.push(await evalPolicy(source, opts));
+    return validateReport({
+      format: EVAL_FORMAT,
+      split: opts.split,
+      episodes_per_task: opts.episodes,
+      seed: opts.seed,
+      temperature: opts.temperature,
+      seeds: { first_index: opts.seed, count: opts.episodes },
+      tasks: opts.tasks,
+      policies: results,
+      paired: results.length === 2 ? comparePolicies(results[0], results[1]) : undefined,
+    });
+  } finally {
+    for (const s of sources) await s.close();
+  }
+}

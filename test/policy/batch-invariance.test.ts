@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../src/core/rng.ts';
+import type { BatchObs } from '../../src/env/types.ts';
+import { DYN, Graph } from '../../src/nn/ir.ts';
+import { worldModelStepBuilder } from '../../src/nn/nets/worldmodel.ts';
+import { ParamStore } from '../../src/nn/params.ts';
+import { floatData, tensor } from '../../src/nn/runtime.ts';
+import { ForwardSession } from '../../src/nn/train.ts';
+import { loadPolicy } from '../../src/policy/model.ts';
+import { PolicySampler } from '../../src/policy/sampler.ts';
+import { type VlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
+import { randomObs, tinyConfig } from './fixtures.ts';
+
+// ORT's ReduceSum takes SIMD paths that depend on where a row sits in memory, so a row's result could
+// depend on the batch it is computed in. Rollouts must not (design section 11): the networks sum with
+// MatMuls, whose kernels accumulate every row in the same order wherever it sits.
+
+/** Row r of a batched observation. */
+function rowsOf(obs: BatchObs, n: number, rows: number[]): BatchObs {
+  return Object.fromEntries(Object.entries(obs).map(([k, v]) => {
+    if (Array.isArray(v)) return [k, rows.map((r) => v[r])];
+    const size = v.length / n;
+    const out = new (v.constructor as new (len: number) => Uint8Array | Float32Array | Int32Array)(rows.length * size);
+    rows.forEach((r, b) => out.set(v.subarray(r * size, (r + 1) * size), b * size));
+    return [k, out];
+  }));
+}
+
+async function checkPolicy(config: VlaConfig, params: ParamStore, obs: BatchObs, n: number): Promise<void> {
+  const sampler = await PolicySampler.create(config, params);
+  try {
+    const single: Record<string, Float32Array>[] = [];
+    for (let r = 0; r < n; r++) single.push((await sampler.forward(rowsOf(obs, n, [r]), 1)).logp);
+    for (const size of [2, 3, 5, 8]) {
+      const rows = Array.from({ length: size }, (_, i) => (i * 5 + size) % n);
+      const f = await sampler.forward(rowsOf(obs, n, rows), size);
+      rows.forEach((r, b) => {
+        for (const a of config.actions) expect(f.logp[a.name].subarray(b * a.n, (b + 1) * a.n), `${a.name}, row ${r} at ${b} of ${size}`).toEqual(single[r][a.name]);
+      });
+    }
+  } finally {
+    await sampler.close();
+  }
+}
+
+describe('networks give every row the same bits whatever batch it is computed in', () => {
+  it('the shipped base VLA (keypoints, FiLM, layer norm)', async () => {
+    const p = await loadPolicy('models/vla-base.onnx');
+    await checkPolicy(p.config, p.params, randomObs(p.config, 9, 1), 9);
+  });
+
+  it('a VLA with attention pooling, two cameras and a value head', async () => {
+    const config = tinyConfig();
+    const g = new Graph();
+    vlaForwardBuilder(config)(g);
+    await checkPolicy(config, ParamStore.init(g.params, 2), randomObs(config, 9, 2), 9);
+  });
+
+  it('the world-model ensemble step', async () => {
+    const config = { stateDim: 20, actionDim: 5, outDim: 16, members: 3, hidden: [32, 32], act: 'silu' as const };
+    const build = worldModelStepBuilder(config, DYN);
+    const g = new Graph();
+    build(g);
+    const fwd = await ForwardSession.create(build, ParamStore.init(g.params, 3));
+    const rng = new Rng(4);
+    const n = 9;
+    const s = Float32Array.from({ length: n * 20 }, () => rng.normal());
+    const a = Float32Array.from({ length: n * 5 }, () => rng.normal());
+    const run = async (rows: number[]) => {
+      const out = floatData((await fwd.run({
+        state: tensor('float32', Float32Array.from(rows.flatMap((r) => Array.from(s.subarray(r * 20, r * 20 + 20)))), [rows.length, 20]),
+        action: tensor('float32', Float32Array.from(rows.flatMap((r) => Array.from(a.subarray(r * 5, r * 5 + 5)))), [rows.length, 5]),
+      })).delta_mean); // [K, N, 16]
+      return rows.map((_, b) => Array.from({ length: 3 }, (_, k) => Array.from(out.subarray((k * rows.length + b) * 16, (k * rows.length + b + 1) * 16))));
+    };
+    const single: number[][][] = [];
+    for (let r = 0; r < n; r++) single.push((await run([r]))[0]);
+    for (const size of [2, 5, 8]) {
+      const rows = Array.from({ length: size }, (_, i) => (i * 5 + size) % n);
+      (await run(rows)).forEach((got, b) => expect(got, `row ${rows[b]} at ${b} of ${size}`).toEqual(single[rows[b]]));
+    }
+    await fwd.close();
+  });
+});
