@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { checkFolder, readInputJson, readWords } from '../core/input-file.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
 import { ACTION_NAMES, fixedCameras, tabletopSpec } from '../physics/index.ts';
-import { actionBins, readEpisodeFolder, writeEpisodeFolder, type EpisodeContract } from '../rollout/index.ts';
+import { actionBins, episodeFolderParts, readEpisodeFolder, type EpisodeContract } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { loadSceneFile } from '../scene/load-file.ts';
 import { SceneError } from '../scene/load.ts';
+import { type CommitOptions, commitFiles } from '../store/index.ts';
 import { sampleTask, stateNames, type TaskInstance } from '../task/index.ts';
 import { counterfactualTask, type Demo } from './demos.ts';
 
@@ -37,8 +37,10 @@ export function sceneContract(scene: Scene): EpisodeContract & { states: string[
   };
 }
 
-export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, scene: Scene, demos: Demo[]): void {
-  writeEpisodeFolder(dir, { command, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((x) => x.name)) }, demos);
+/** Writes a demonstration folder (the episode folder, labels, counterfactual records, demos.json) as one
+ *  unit: a crash leaves the previous folder or the new one. */
+export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, scene: Scene, demos: Demo[], opts: CommitOptions = {}): void {
+  const { parts } = episodeFolderParts(dir, { command, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((x) => x.name)) }, demos);
   const total = demos.reduce((s, d) => s + d.labels.length, 0);
   const labels = new Int32Array(total);
   let k = 0;
@@ -46,10 +48,13 @@ export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, s
     labels.set(d.labels, k);
     k += d.labels.length;
   }
-  writeFileAtomic(join(dir, 'labels.bin'), new Uint8Array(labels.buffer));
   const cf = demos.flatMap((d, di) => d.counterfactual.map((x) => [di, x.step, x.object, ...x.tokens]));
-  writeFileAtomic(join(dir, 'counterfactual.bin'), new Uint8Array(Int32Array.from(cf.flat()).buffer));
-  writeJsonAtomic(join(dir, 'demos.json'), DemosMetaSchema.parse(meta));
+  commitFiles([
+    ...parts,
+    { path: join(dir, 'labels.bin'), data: new Uint8Array(labels.buffer) },
+    { path: join(dir, 'counterfactual.bin'), data: new Uint8Array(Int32Array.from(cf.flat()).buffer) },
+    { path: join(dir, 'demos.json'), data: `${JSON.stringify(DemosMetaSchema.parse(meta), null, 2)}\n` },
+  ], opts);
 }
 
 /** The scene demos.json names (a scene that cannot be loaded is an error naming demos.json too). */

@@ -2,7 +2,7 @@
 // 95% whiskers, grid lines every 25%) drawn pixel by pixel, and a small self-contained HTML page that
 // shows it next to the numbers. Node-only (writes files).
 import { join } from 'node:path';
-import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
+import { commitFiles } from '../store/index.ts';
 import type { EvalReport } from './report.ts';
 import { encodePng } from '../render/png-file.ts';
 
@@ -81,8 +81,10 @@ export function writeEvalFolder(dir: string, report: EvalReport): { json: string
   const png = join(dir, 'success.png');
   const json = join(dir, 'report.json');
   const html = join(dir, 'index.html');
-  writeJsonAtomic(json, report);
-  writeFileAtomic(png, encodePng(drawSuccessChart(report, width, height), width, height));
-  writeFileAtomic(html, reportHtml(report, 'success.png'));
+  commitFiles([
+    { path: json, data: `${JSON.stringify(report, null, 2)}\n` },
+    { path: png, data: encodePng(drawSuccessChart(report, width, height), width, height) },
+    { path: html, data: reportHtml(report, 'success.png') },
+  ]);
   return { json, png, html };
 }

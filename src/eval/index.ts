@@ -6,3 +6,4 @@ export * from './chart.ts';
 export * from './policies.ts';
 export * from './run.ts';
 export * from './physics-dynamics.ts';
+export * from './shadow-folder.ts';

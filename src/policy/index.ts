@@ -5,3 +5,4 @@ export * from './vla.ts';
 export * from './sampler.ts';
 export * from './model.ts';
 export * from './spec-config.ts';
+export * from './presets.ts';

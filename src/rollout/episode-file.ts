@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { checkFolder, parseInput, readInputJsonRaw, readWords } from '../core/input-file.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../core/node-files.ts';
+import { type CommitOptions, type Part, commitFiles, recoverFolder } from '../store/index.ts';
 import type { EnvSpec } from '../core/spec.ts';
 import type { Episode } from './collect.ts';
 
@@ -68,7 +68,8 @@ function recordBytes(length: number, actions: number, stateSize: number): number
 
 /** Write episodes.bin, run.json, then index.json (each atomically; the index last, so a reader never
  *  sees an index that points past the data). */
-export function writeEpisodeFolder(dir: string, meta: { command: string; actionNames: string[]; stateNames: string[] }, episodes: StoredEpisode[]): EpisodeIndex {
+/** The files of an episode folder (episodes.bin, run.json, index.json) for one commit. */
+export function episodeFolderParts(dir: string, meta: { command: string; actionNames: string[]; stateNames: string[] }, episodes: StoredEpisode[]): { index: EpisodeIndex; parts: Part[] } {
   const A = meta.actionNames.length;
   const S = meta.stateNames.length;
   const total = episodes.reduce((sum, e) => sum + recordBytes(e.length, A, S), 0);
@@ -88,15 +89,21 @@ export function writeEpisodeFolder(dir: string, meta: { command: string; actionN
   }
   const index: EpisodeIndex = { format: EPISODE_FORMAT, actionNames: meta.actionNames, stateNames: meta.stateNames, episodes: entries };
   const info: RunInfo = { command: meta.command, createdAt: new Date().toISOString() };
-  writeFileAtomic(join(dir, 'episodes.bin'), bytes);
-  writeJsonAtomic(join(dir, RUN_INFO_FILE), info);
-  writeJsonAtomic(join(dir, 'index.json'), index);
+  const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+  return { index, parts: [{ path: join(dir, 'episodes.bin'), data: bytes }, { path: join(dir, RUN_INFO_FILE), data: json(info) }, { path: join(dir, 'index.json'), data: json(index) }] };
+}
+
+/** Writes an episode folder as one unit (a crash leaves the previous folder or the new one). */
+export function writeEpisodeFolder(dir: string, meta: { command: string; actionNames: string[]; stateNames: string[] }, episodes: StoredEpisode[], opts: CommitOptions = {}): EpisodeIndex {
+  const { index, parts } = episodeFolderParts(dir, meta, episodes);
+  commitFiles(parts, opts);
   return index;
 }
 
 /** index.json of a run folder, validated against the schema (not yet against episodes.bin). */
 export function readEpisodeIndex(dir: string): EpisodeIndex {
   checkFolder(dir, 'a run folder (index.json + episodes.bin)');
+  recoverFolder(dir);
   const path = join(dir, 'index.json');
   const raw = readInputJsonRaw(path, 'the episode index', `is ${dir} a folder written by wmrl rollout or collect?`);
   const { format, command } = (raw ?? {}) as { format?: unknown; command?: unknown };

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
+import { checkOutputDir } from './paths.ts';
 
 export const LockOwnerSchema = z.object({ pid: z.number().int().positive(), host: z.string(), command: z.string(), started: z.string() });
 export type LockOwner = z.infer<typeof LockOwnerSchema>;
@@ -44,6 +45,18 @@ export function lockFolder(dir: string, flag: string): Lock {
 export function lockFile(path: string, flag: string): Lock {
   mkdirSync(dirname(path), { recursive: true });
   return acquire(fileLockPath(path), path, flag);
+}
+
+/** Checks that `dir` can be an output folder, then runs `fn` holding its lock (before any work starts,
+ *  so a bad --out or a second writer fails fast). */
+export async function withFolderLock<T>(dir: string, flag: string, fn: () => Promise<T>): Promise<T> {
+  checkOutputDir(dir, flag);
+  const lock = lockFolder(dir, flag);
+  try {
+    return await fn();
+  } finally {
+    lock.release();
+  }
 }
 
 function pidAlive(pid: number): boolean {

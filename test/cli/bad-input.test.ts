@@ -48,7 +48,7 @@ const cases: [string, () => string[], RegExp][] = [
   ['pretrain: labels.bin of odd length', () => ['pretrain', '--data', demos('labels-odd', (d) => truncateSync(join(d, 'labels.bin'), 10)), '--out', 'p.onnx'], /labels-odd\/labels\.bin: 10 bytes is not a whole number of 4-byte values/],
   ['pretrain: a counterfactual object that does not exist', () => ['pretrain', '--data', demos('cf', (d) => poke(join(d, 'counterfactual.bin'), 2, 77)), '--out', 'p.onnx'], /cf\/counterfactual\.bin: record 0: object 77 is not an object of the scene/],
   ['pretrain: a rollout folder instead of demonstrations', () => ['pretrain', '--data', run('not-demos'), '--out', 'p.onnx'], /not-demos\/demos\.json: cannot read demonstration metadata: no such file or directory \(is .* a folder written by wmrl collect\?\)/],
-  ['rollout: --out names a file', () => ['rollout', '--task', 'push', '--episodes', '1', '--out', 'a-file'], /a-file: is a file, not a folder/],
+  ['rollout: --out names a file', () => ['rollout', '--task', 'push', '--episodes', '1', '--out', 'a-file'], /--out: a-file is a file, expected a folder/],
   ['render: --out inside a file', () => ['render', '--task', 'push', '--out', 'a-file/x.png'], /a-file: is a file, not a folder/],
   ['shadow: --model does not exist', () => ['shadow', '--model', 'missing.onnx', '--episodes', '1'], /--model: world-model file "missing\.onnx" does not exist/],
 ];

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, truncateSync, appendFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, truncateSync, appendFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
 import { readDemoFolder } from '../../src/demos/index.ts';
+import { SimulatedCrash } from '../../src/store/index.ts';
 import { sampleTask, splitSeed } from '../../src/task/index.ts';
 import { A, editJson, poke, scene, writeFakeDemos } from '../rollout/fixtures.ts';
 
@@ -93,5 +94,22 @@ describe('demonstration folders are validated on read', () => {
     rmSync(join(rollout, 'demos.json'));
     expect(readError(rollout)).toMatch(/demos\.json: cannot read demonstration metadata: no such file or directory \(is .* a folder written by wmrl collect\?\)/);
     expect(readFileSync(join(demos(), 'run.json'), 'utf8')).toContain('wmrl collect --fake');
+  });
+
+  it('is written as one unit: a crash at any write boundary leaves the old folder or the new one', () => {
+    const boundaries: string[] = [];
+    writeFakeDemos(join(tmp, 'probe'), 2, { fault: (_k, what) => boundaries.push(what) });
+    expect(boundaries.length).toBeGreaterThan(6); // 6 parts, the commit, the renames
+    for (let k = 0; k <= boundaries.length; k++) {
+      const dir = join(tmp, `crash${k}`);
+      writeFakeDemos(dir, 2);
+      const write = () => writeFakeDemos(dir, 3, { fault: (b) => { if (b === k) throw new SimulatedCrash(); } });
+      if (k < boundaries.length) expect(write).toThrow(SimulatedCrash);
+      else write();
+      const { demos } = readDemoFolder(dir);
+      const committed = k > boundaries.indexOf('commit');
+      expect(demos.length, `crash at ${boundaries[k] ?? 'none'}`).toBe(committed ? 3 : 2);
+      expect(readdirSync(dir).sort()).toEqual(['counterfactual.bin', 'demos.json', 'episodes.bin', 'index.json', 'labels.bin', 'run.json']);
+    }
   });
 });

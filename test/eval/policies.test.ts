@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { policySource } from '../../src/eval/index.ts';
+import { InputError } from '../../src/core/errors.ts';
+import { policySource, runEval } from '../../src/eval/index.ts';
 import { runEpisodes } from '../../src/physics/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 
@@ -43,3 +44,17 @@ describe('policy random draws derive from (seed, episode, step), never from the 
     expect(e.logp!.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
   });
 });
+
+describe('eval --compare', () => {
+  it('loads both policies before running either: a bad second file fails before any episode', async () => {
+    let episodes = 0;
+    const run = runEval({
+      scene, tasks: ['tabletop/push'], policies: [TINY, 'models/no-such-policy.onnx'], split: 'heldout', episodes: 3, seed: 0, temperature: 1, numEnvs: 3,
+      flag: '--compare', onEpisode: () => episodes++,
+    });
+    await expect(run).rejects.toThrow(InputError);
+    await expect(run).rejects.toThrow(/--compare: model file "models\/no-such-policy.onnx" does not exist/);
+    expect(episodes).toBe(0);
+  });
+});
+

@@ -6,6 +6,7 @@ import { loadScene } from '../../src/cli/scene.ts';
 import { DEMOS_FORMAT, writeDemoFolder, type Demo } from '../../src/demos/index.ts';
 import { ACTION_NAMES } from '../../src/physics/index.ts';
 import { writeEpisodeFolder, type StoredEpisode } from '../../src/rollout/index.ts';
+import type { CommitOptions } from '../../src/store/index.ts';
 import { sampleTask, splitSeed, stateNames } from '../../src/task/index.ts';
 
 export const scene = loadScene(undefined);
@@ -35,13 +36,13 @@ export function writeFakeRun(dir: string, n = 3, o: { states?: boolean; command?
 }
 
 /** A demo folder with labels = executed tokens and one counterfactual record per episode. */
-export function writeFakeDemos(dir: string, n = 2): Demo[] {
+export function writeFakeDemos(dir: string, n = 2, opts: CommitOptions = {}): Demo[] {
   const demos: Demo[] = fakeEpisodes(n).map((e) => {
     const task = sampleTask(scene, e.task, e.seed);
     const other = scene.objects.findIndex((_, o) => o !== task.object && !(task.target.kind === 'object' && task.target.index === o));
     return { ...e, labels: Int32Array.from(e.actions), counterfactual: [{ step: 1, object: other, tokens: [1, 1, 1, 1, 0] }] };
   });
-  writeDemoFolder(dir, { format: DEMOS_FORMAT, scene: join(import.meta.dirname, '../../scenes/tabletop.json'), noise: 0, seed: 0, labels: 'expert', observations: 're-simulate' }, 'wmrl collect --fake', scene, demos);
+  writeDemoFolder(dir, { format: DEMOS_FORMAT, scene: join(import.meta.dirname, '../../scenes/tabletop.json'), noise: 0, seed: 0, labels: 'expert', observations: 're-simulate' }, 'wmrl collect --fake', scene, demos, opts);
   return demos;
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { collectDemos, writeDemoFolder, DEMOS_FORMAT, type Demo } from '../../demos/index.ts';
+import { withFolderLock } from '../../store/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { formatSummary, summarise, type SuccessSummary } from '../../eval/index.ts';
@@ -35,21 +36,23 @@ export function registerCollect(program: Command): void {
       const opts = parseOptions(CollectOptions, raw);
       const scene = loadScene(opts.scene);
       const taskIds = resolveTasks(scene, opts.task);
-      const bar = progressBar('collect', taskIds.length * opts.episodes);
       const started = performance.now();
       const demos: Demo[] = [];
       const tasks: Record<string, SuccessSummary> = {};
-      for (const taskId of taskIds) {
-        const got = await collectDemos(scene, taskId, {
-          episodes: opts.episodes, noise: opts.noise, seed: opts.seed, seedOffset: opts.offset, numEnvs: opts.numEnvs,
-          onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
-        });
-        tasks[taskId] = summarise(got);
-        demos.push(...got);
-      }
-      bar.stop();
-      const meta = { format: DEMOS_FORMAT, scene: opts.scene ?? DEFAULT_SCENE_PATH, noise: opts.noise, seed: opts.seed, labels: 'expert', observations: 're-simulate' } as const;
-      writeDemoFolder(opts.out, meta, `wmrl collect ${process.argv.slice(3).join(' ')}`, scene, demos);
+      await withFolderLock(opts.out, '--out', async () => {
+        const bar = progressBar('collect', taskIds.length * opts.episodes);
+        for (const taskId of taskIds) {
+          const got = await collectDemos(scene, taskId, {
+            episodes: opts.episodes, noise: opts.noise, seed: opts.seed, seedOffset: opts.offset, numEnvs: opts.numEnvs,
+            onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
+          });
+          tasks[taskId] = summarise(got);
+          demos.push(...got);
+        }
+        bar.stop();
+        const meta = { format: DEMOS_FORMAT, scene: opts.scene ?? DEFAULT_SCENE_PATH, noise: opts.noise, seed: opts.seed, labels: 'expert', observations: 're-simulate' } as const;
+        writeDemoFolder(opts.out, meta, `wmrl collect ${process.argv.slice(3).join(' ')}`, scene, demos);
+      });
       const steps = demos.reduce((s, d) => s + d.length, 0);
       const seconds = (performance.now() - started) / 1000;
       if (opts.json) return printJson({ out: opts.out, episodes: demos.length, steps, seconds, noise: opts.noise, tasks });

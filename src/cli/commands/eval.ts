@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { type EvalOptions, type EvalReport, type PolicyResult, formatReport, runEval, writeEvalFolder } from '../../eval/index.ts';
+import { withFolderLock } from '../../store/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
@@ -40,7 +41,7 @@ export function registerEval(program: Command): void {
     .option('--compare <policies...>', 'two policies run on the same seeds: --compare A B')
     .option('--split <split>', 'train | validation (model selection only) | heldout (held-out seeds and object-target pairs)', 'heldout')
     .option('--episodes <n>', 'episodes per task family', '100')
-    .option('--seed <n>', 'first episode index inside the split, and the sampling seed', '0')
+    .option('--seed <n>', 'first episode index inside the split (the random draws of an episode depend only on its seed and step)', '0')
     .option('--temperature <t>', 'model policies: sampling temperature (0 = greedy argmax)', String(DEFAULT_EVAL_TEMPERATURE))
     .option('--task <id>', 'task id or all', 'all')
     .option('--num-envs <n>', 'parallel envs', '8')
@@ -50,15 +51,17 @@ export function registerEval(program: Command): void {
     .action(async (raw) => {
       const opts = parseOptions(EvalOptions, raw);
       const eo = evalOptions(opts);
-      const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes);
-      let report: EvalReport;
-      try {
-        report = await runEval({ ...eo, onEpisode: () => bar.tick() });
-      } finally {
-        bar.stop();
-      }
       const out = opts.out ?? defaultRunDir('eval');
-      const files = writeEvalFolder(out, report);
+      const { report, files } = await withFolderLock(out, '--out', async () => {
+        const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes);
+        let report: EvalReport;
+        try {
+          report = await runEval({ ...eo, onEpisode: () => bar.tick() });
+        } finally {
+          bar.stop();
+        }
+        return { report, files: writeEvalFolder(out, report) };
+      });
       if (opts.json) {
         const strip = (p: PolicyResult) => ({ policy: p.policy, results: p.results });
         const head = { split: report.split, episodes_per_task: report.episodes_per_task, seed: report.seed, temperature: report.temperature, out, report: files.json };

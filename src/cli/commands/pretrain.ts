@@ -13,33 +13,16 @@ import { hasCheckpoint } from '../../nn/checkpoint-file.ts';
 import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import { loadBcCheckpoint, saveBcCheckpoint } from '../../policy/bc-checkpoint.ts';
 import { savePolicy } from '../../policy/model.ts';
-import { VLA_SIZES_DEFAULT, VLA_SIZES_TINY, type VlaSizes, specInterfaceHash, vlaConfigFromSpec } from '../../policy/spec-config.ts';
-import { WordTokenizer, splitWords } from '../../policy/tokenizer.ts';
+import { PRESET_NAMES, PRETRAIN_SIZES, sceneWords } from '../../policy/presets.ts';
+import { specInterfaceHash, vlaConfigFromSpec } from '../../policy/spec-config.ts';
+import { WordTokenizer } from '../../policy/tokenizer.ts';
 import { vlaForwardBuilder } from '../../policy/vla.ts';
-import type { Scene } from '../../scene/index.ts';
 import { demosToDataset, readDemoFolder } from '../../demos/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene } from '../scene.ts';
 import { checkOutputDir, checkOutputFile, lockFile, lockFolder, truncateMetrics } from '../../store/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
-
-/** Network presets: tiny, default (the benchmarked ~0.4 M-parameter VLA) and mid (three stride-2 convs
- *  keep an 8x8 feature map, so the flattened features keep where things are). */
-export const PRETRAIN_SIZES: Record<string, VlaSizes> = {
-  tiny: VLA_SIZES_TINY,
-  default: VLA_SIZES_DEFAULT,
-  mid: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }] },
-  /** mid with a two-layer trunk: late fusion needs depth to gate image features by the instruction. */
-  deep: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], trunk: [256, 256] },
-  /** mid with the instruction FiLM-modulating the last two conv layers and spatial-softmax keypoints of
-   *  the last map next to the flattened one: the text picks the channels, the keypoints say where. */
-  film: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'concat' },
-  /** film with only the keypoints (no flattened map): far fewer image parameters to memorise layouts with. */
-  keypoints: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'replace' },
-  /** keypoints read from a 16x16 map (the third conv keeps stride 1): finer positions. */
-  keypoints16: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 1, pad: 1 }], film: 2, keypoints: 'replace' },
-};
 
 const PretrainOptions = z.object({
   data: z.string().min(1),
@@ -49,7 +32,7 @@ const PretrainOptions = z.object({
   lr: z.coerce.number().positive('must be > 0'),
   weightDecay: z.coerce.number().min(0, 'must be >= 0'),
   shift: intFlag(0).max(16),
-  size: z.enum(['tiny', 'mid', 'deep', 'film', 'keypoints', 'keypoints16', 'default']),
+  size: z.enum(PRESET_NAMES),
   seed: seedFlag,
   logEvery: intFlag(1),
   threads: intFlag(1).max(64),
@@ -62,16 +45,6 @@ const PretrainOptions = z.object({
   json: z.boolean().optional(),
 });
 type Opts = z.infer<typeof PretrainOptions>;
-
-/** Every instruction template and object/target phrase of the scene: the tokenizer's corpus, so
- *  held-out object-target combinations use known words. */
-export function sceneWords(scene: Scene): { corpus: string[]; maxLength: number } {
-  const phrases = [...scene.objects, ...scene.zones, ...scene.bins].flatMap((x) => x.words);
-  const templates = scene.tasks.flatMap((t) => t.templates);
-  const longestPhrase = Math.max(...phrases.map((p) => splitWords(p).length));
-  const longest = Math.max(...templates.map((t) => splitWords(t.replace(/\{\w+\}/g, ' ')).length + 2 * longestPhrase));
-  return { corpus: [...templates.map((t) => t.replace(/\{\w+\}/g, ' ')), ...phrases], maxLength: longest };
-}
 
 /** What must match for --resume to continue the same run. */
 function runKey(opts: Opts, dataHash: string): Record<string, unknown> {
@@ -176,7 +149,7 @@ export function registerPretrain(program: Command): void {
     .option('--lr <x>', 'peak learning rate (cosine decay to 10%)', '0.002')
     .option('--weight-decay <x>', 'AdamW decoupled weight decay', '0.0001')
     .option('--shift <px>', 'random-shift image augmentation (pixels, 0 = off)', '0')
-    .option('--size <preset>', 'network size: tiny | mid | deep | film | keypoints | keypoints16 | default', 'keypoints16')
+    .option('--size <preset>', `network size: ${PRESET_NAMES.join(' | ')}`, 'keypoints16')
     .option('--seed <n>', 'initialisation and batch-sampling seed', '0')
     .option('--log-every <n>', 'steps per JSONL metrics line', '50')
     .option('--threads <n>', 'onnxruntime intra-op threads', '1')

@@ -4,6 +4,7 @@ import { ACTION_NAMES } from '../../physics/index.ts';
 import { writeEpisodeFolder, type StoredEpisode } from '../../rollout/index.ts';
 import { stateNames } from '../../task/index.ts';
 import { policySource } from '../../eval/index.ts';
+import { withFolderLock } from '../../store/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { runEpisodes } from '../../physics/index.ts';
@@ -48,20 +49,25 @@ export function registerRollout(program: Command): void {
       const out = opts.out ?? defaultRunDir('rollout');
       const all: StoredEpisode[] = [];
       const tasks: Record<string, SuccessSummary> = {};
-      const source = await policySource(opts.policy, { seed: opts.seed, noise: opts.noise });
-      const bar = progressBar('rollout', taskIds.length * opts.episodes);
-      for (const taskId of taskIds) {
-        const episodes = await runEpisodes({
-          scene, taskId, policyName: opts.policy, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs, recordStates: true,
-          makePolicy: (env) => source.make(env),
-          onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
-        });
-        tasks[taskId] = summarise(episodes);
-        all.push(...episodes);
-      }
-      bar.stop();
-      await source.close();
-      writeEpisodeFolder(out, { command: `wmrl rollout ${process.argv.slice(3).join(' ')}`, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((o) => o.name)) }, all);
+      await withFolderLock(out, '--out', async () => {
+        const source = await policySource(opts.policy, { noise: opts.noise });
+        const bar = progressBar('rollout', taskIds.length * opts.episodes);
+        try {
+          for (const taskId of taskIds) {
+            const episodes = await runEpisodes({
+              scene, taskId, policyName: opts.policy, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs, recordStates: true,
+              makePolicy: (env) => source.make(env),
+              onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
+            });
+            tasks[taskId] = summarise(episodes);
+            all.push(...episodes);
+          }
+        } finally {
+          bar.stop();
+          await source.close();
+        }
+        writeEpisodeFolder(out, { command: `wmrl rollout ${process.argv.slice(3).join(' ')}`, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((o) => o.name)) }, all);
+      });
       const overall = summarise(all);
       if (opts.json) return printJson({ task: opts.task, policy: opts.policy, split: opts.split, ...overall, tasks, out });
       for (const [id, s] of Object.entries(tasks)) console.log(formatSummary(id, s));

@@ -1,17 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { writeJsonAtomic } from '../../core/node-files.ts';
-import type { BatchAction } from '../../env/types.ts';
-import { createTabletopEnv, type TabletopEnv } from '../../physics/index.ts';
-import type { Scene } from '../../scene/index.ts';
-import { packState, splitSeed, type TaskInstance } from '../../task/index.ts';
-import { DIVERGENCE_KEYS, linePlot, loadEnsembleDynamics, runShadow, WorldModelEnv, type ShadowReport } from '../../worldmodel/index.ts';
+import { createTabletopEnv } from '../../physics/index.ts';
+import { splitSeed } from '../../task/index.ts';
+import { withFolderLock } from '../../store/index.ts';
+import { loadEnsembleDynamics, runShadow, WorldModelEnv } from '../../worldmodel/index.ts';
 import { intFlag, parseOptions, printJson, requireFile, seedFlag, splitFlag, UsageError } from '../options.ts';
-import { PhysicsDynamics } from '../../eval/index.ts';
-import { writePng } from '../../render/png-file.ts';
-import { policySource } from '../../eval/index.ts';
+import { PhysicsDynamics, policySource, writeShadowFolder } from '../../eval/index.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 
@@ -30,7 +24,6 @@ const ShadowOptions = z.object({
   json: z.boolean().optional(),
 });
 
-const COLOURS: Record<string, [number, number, number]> = { ee_m: [220, 40, 40], fingers_m: [40, 160, 40], objects_m: [40, 80, 220], task_object_m: [230, 150, 20] };
 
 export function registerShadow(program: Command): void {
   program
@@ -54,32 +47,26 @@ export function registerShadow(program: Command): void {
       const [taskId] = resolveTasks(scene, o.task);
       if (o.task === 'all') throw new UsageError('--task: shadow mode runs one task; pick one of push, pick-place, stack, put-in-bin');
       if (o.model !== 'physics') requireFile('--model', o.model, 'world-model file');
-      const n = Math.min(o.numEnvs, o.episodes);
-      const source = await policySource(o.policy, { seed: o.seed, noise: o.noise });
-      const real = await createTabletopEnv({ scene, taskId, numEnvs: n });
-      const dynamics = o.model === 'physics' ? await PhysicsDynamics.create(scene, taskId, n) : (await loadEnsembleDynamics(o.model, scene, real.spec)).dynamics;
-      const wm = new WorldModelEnv({ scene, spec: real.spec, numEnvs: n, dynamics, sampling: o.sampling, seed: o.seed });
-      const seeds = Array.from({ length: o.episodes }, (_, k) => splitSeed(scene, o.split, o.seed + k));
-      const bar = progressBar('shadow', o.episodes);
-      let report: ShadowReport;
-      try {
-        report = await runShadow(real, wm, { seeds, policy: source.make(real), onEpisode: () => bar.tick() });
-      } finally {
-        bar.stop();
-        await source.close();
-        real.close();
-        wm.close();
-      }
-      const summary = { task: taskId, policy: o.policy, model: o.model, sampling: o.sampling, split: o.split, ...report };
-      let files: { json: string; png: string; png_y_max_m: number; png_series: string[] } | undefined;
-      if (o.out) {
-        mkdirSync(o.out, { recursive: true });
-        const keys = DIVERGENCE_KEYS.filter((k) => k !== 'image_mae');
-        const plot = linePlot(keys.map((k) => ({ name: k, values: report.curves[k], colour: COLOURS[k] })));
-        files = { json: join(o.out, 'shadow.json'), png: join(o.out, 'shadow.png'), png_y_max_m: plot.yMax, png_series: keys.map((k) => `${k} rgb(${COLOURS[k].join(',')})`) };
-        writeJsonAtomic(files.json, { ...summary, plot: files });
-        writePng(files.png, plot.rgb, plot.width, plot.height);
-      }
+      const run = async () => {
+        const n = Math.min(o.numEnvs, o.episodes);
+        const source = await policySource(o.policy, { noise: o.noise });
+        const real = await createTabletopEnv({ scene, taskId, numEnvs: n });
+        const dynamics = o.model === 'physics' ? await PhysicsDynamics.create(scene, taskId, n) : (await loadEnsembleDynamics(o.model, scene, real.spec)).dynamics;
+        const wm = new WorldModelEnv({ scene, spec: real.spec, numEnvs: n, dynamics, sampling: o.sampling });
+        const seeds = Array.from({ length: o.episodes }, (_, k) => splitSeed(scene, o.split, o.seed + k));
+        const bar = progressBar('shadow', o.episodes);
+        try {
+          const report = await runShadow(real, wm, { seeds, policy: source.make(real), onEpisode: () => bar.tick() });
+          const summary = { task: taskId, policy: o.policy, model: o.model, sampling: o.sampling, split: o.split, ...report };
+          return { report, summary, files: o.out ? writeShadowFolder(o.out, summary) : undefined };
+        } finally {
+          bar.stop();
+          await source.close();
+          real.close();
+          wm.close();
+        }
+      };
+      const { report, summary, files } = o.out ? await withFolderLock(o.out, '--out', run) : await run();
       if (o.json) return printJson({ ...summary, files });
       const mm = (x: number) => `${(1000 * x).toFixed(1)} mm`;
       console.log(`${taskId} ${o.policy} vs ${o.model}: ${report.episodes} episodes, ${report.steps} steps`);

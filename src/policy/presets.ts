@@ -1,0 +1,35 @@
+// Network presets of the VLA (behaviour cloning and RL start from one of them) and the tokenizer corpus
+// of a scene. Browser-safe.
+import type { Scene } from '../scene/index.ts';
+import { VLA_SIZES_DEFAULT, VLA_SIZES_TINY, type VlaSizes } from './spec-config.ts';
+import { splitWords } from './tokenizer.ts';
+
+/** Network presets: tiny, default (the benchmarked ~0.4 M-parameter VLA) and mid (three stride-2 convs
+ *  keep an 8x8 feature map, so the flattened features keep where things are). */
+export const PRETRAIN_SIZES = {
+  tiny: VLA_SIZES_TINY,
+  default: VLA_SIZES_DEFAULT,
+  mid: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }] },
+  /** mid with a two-layer trunk: late fusion needs depth to gate image features by the instruction. */
+  deep: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], trunk: [256, 256] },
+  /** mid with the instruction FiLM-modulating the last two conv layers and spatial-softmax keypoints of
+   *  the last map next to the flattened one: the text picks the channels, the keypoints say where. */
+  film: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'concat' },
+  /** film with only the keypoints (no flattened map): far fewer image parameters to memorise layouts with. */
+  keypoints: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'replace' },
+  /** keypoints read from a 16x16 map (the third conv keeps stride 1): finer positions. */
+  keypoints16: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 1, pad: 1 }], film: 2, keypoints: 'replace' },
+} satisfies Record<string, VlaSizes>;
+
+export type PresetName = keyof typeof PRETRAIN_SIZES;
+export const PRESET_NAMES = Object.keys(PRETRAIN_SIZES) as [PresetName, ...PresetName[]];
+
+/** Every instruction template and object/target phrase of the scene: the tokenizer's corpus, so
+ *  held-out object-target combinations use known words. */
+export function sceneWords(scene: Scene): { corpus: string[]; maxLength: number } {
+  const phrases = [...scene.objects, ...scene.zones, ...scene.bins].flatMap((x) => x.words);
+  const templates = scene.tasks.flatMap((t) => t.templates);
+  const longestPhrase = Math.max(...phrases.map((p) => splitWords(p).length));
+  const longest = Math.max(...templates.map((t) => splitWords(t.replace(/\{\w+\}/g, ' ')).length + 2 * longestPhrase));
+  return { corpus: [...templates.map((t) => t.replace(/\{\w+\}/g, ' ')), ...phrases], maxLength: longest };
+}
