@@ -8,6 +8,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rea
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
+import { pidAlive } from './lock.ts';
 
 export interface Part {
   path: string;
@@ -70,15 +71,6 @@ function fsyncDir(dir: string): void {
     const fd = openSync(dir, 'r');
     try { fsyncSync(fd); } finally { closeSync(fd); }
   } catch { /* not supported on this platform */ }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Writes all `parts` (one folder) as one unit: after a crash at any point, recoverFolder() leaves either

@@ -59,7 +59,8 @@ export async function withFolderLock<T>(dir: string, flag: string, fn: () => Pro
   }
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether process `pid` (on this host) is running. */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

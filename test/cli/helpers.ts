@@ -59,3 +59,16 @@ export async function waitFor(ready: () => boolean, alive: () => boolean, what: 
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** Starts `wmrl ...args` in `cwd`, sends SIGINT once `metrics` holds its first line, and returns that
+ *  line's step with how the process ended. */
+export async function interruptAfterFirstMetrics(cwd: string, metrics: string, ...args: string[]): Promise<{ seen: number; end: { code: number | null; stdout: string; stderr: string } }> {
+  const { readFileSync, existsSync } = await import('node:fs');
+  const { child, done } = await spawnWmrl(cwd, ...args);
+  let exited = false;
+  void done.then(() => (exited = true));
+  await waitFor(() => existsSync(metrics) && readFileSync(metrics, 'utf8').includes('\n'), () => !exited, 'the first metrics line');
+  const seen = JSON.parse(readFileSync(metrics, 'utf8').split('\n')[0]).step as number;
+  child.kill('SIGINT');
+  return { seen, end: await done };
+}

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnWmrl, waitFor, wmrlProcess } from './helpers.ts';
+import { interruptAfterFirstMetrics, wmrlProcess } from './helpers.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-pretrain-crash-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -30,13 +30,7 @@ describe('pretrain: crash safety', () => {
 
     const cut = cwd('cut');
     const metrics = join(cut, 'run', 'metrics.jsonl');
-    const { child, done } = await spawnWmrl(cut, 'pretrain', ...TRAIN);
-    let exited = false;
-    void done.then(() => (exited = true));
-    await waitFor(() => existsSync(metrics) && readFileSync(metrics, 'utf8').includes('\n'), () => !exited, 'the first metrics line');
-    const seen = JSON.parse(readFileSync(metrics, 'utf8').split('\n')[0]).step as number;
-    child.kill('SIGINT');
-    const end = await done;
+    const { seen, end } = await interruptAfterFirstMetrics(cut, metrics, 'pretrain', ...TRAIN);
     expect(end.code, end.stderr).toBe(130);
     expect(end.stderr).toMatch(/interrupted at step \d+: checkpoint in run \(continue with --resume\)/);
     const ck = JSON.parse(readFileSync(join(cut, 'run', 'checkpoint.json'), 'utf8'));

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnWmrl, waitFor, wmrlProcess } from '../cli/helpers.ts';
+import { interruptAfterFirstMetrics, wmrlProcess } from '../cli/helpers.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-wmtrain-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -35,13 +35,7 @@ describe('wm train: resume and crash safety', () => {
 
     const cut = cwd('cut');
     const metrics = join(cut, 'm/wm.metrics.jsonl');
-    const { child, done } = await spawnWmrl(cut, ...TRAIN);
-    let exited = false;
-    void done.then(() => (exited = true));
-    await waitFor(() => existsSync(metrics) && readFileSync(metrics, 'utf8').includes('\n'), () => !exited, 'the first metrics line');
-    const seen = JSON.parse(readFileSync(metrics, 'utf8').split('\n')[0]).step as number;
-    child.kill('SIGINT');
-    const end = await done;
+    const { seen, end } = await interruptAfterFirstMetrics(cut, metrics, ...TRAIN);
     expect(end.code, end.stderr).toBe(130);
     const ck = JSON.parse(readFileSync(join(cut, 'runs/wm-train-wm/checkpoint.json'), 'utf8'));
     expect(ck.step).toBeGreaterThanOrEqual(seen);
