@@ -1,2 +1,4 @@
 // trainer: the WMRL loop, debias, denoise, anchors, losses, checkpoints. Must not import physics, worldmodel, autoresearch.
-export {};
+export * from './debias.ts';
+export * from './denoise.ts';
+export * from './advantages.ts';
