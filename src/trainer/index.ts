@@ -2,3 +2,5 @@
 export * from './debias.ts';
 export * from './denoise.ts';
 export * from './advantages.ts';
+export * from './loss.ts';
+export * from './policy-trainer.ts';
