@@ -23,6 +23,8 @@ export const DRAW = {
   tokenNoise: 0x5e4,
   randomPolicy: 0x7a4d,
   worldModelMember: 0x3e3b,
+  reservoir: 0x4e5e,
+  groupStart: 0x5747,
 } as const;
 
 /** The generator of one random draw site: `purpose` names the consumer (policy sampling, token noise,

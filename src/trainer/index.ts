@@ -4,3 +4,6 @@ export * from './denoise.ts';
 export * from './advantages.ts';
 export * from './loss.ts';
 export * from './policy-trainer.ts';
+export * from './config.ts';
+export * from './rollouts.ts';
+export * from './loop.ts';

@@ -69,7 +69,7 @@ export function obsRow(obs: BatchObs, n: number, i: number): BatchObs {
 }
 
 /** Stacks batch-of-one observations into one batch of rows.length. */
-function stackObs(rows: readonly BatchObs[], names: readonly string[]): BatchObs {
+export function stackObs(rows: readonly BatchObs[], names: readonly string[]): BatchObs {
   const out: BatchObs = {};
   for (const name of names) {
     const first = rows[0][name];

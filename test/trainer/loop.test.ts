@@ -1,0 +1,146 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { drawRng } from '../../src/core/rng.ts';
+import type { BatchAction, Env, ResetOptions, StepResult } from '../../src/env/types.ts';
+import { CodeLockEnv } from '../../src/env/toys.ts';
+import { Graph } from '../../src/nn/ir.ts';
+import { ParamStore } from '../../src/nn/params.ts';
+import { vlaConfigFromSpec } from '../../src/policy/spec-config.ts';
+import { WordTokenizer } from '../../src/policy/tokenizer.ts';
+import { vlaForwardBuilder } from '../../src/policy/vla.ts';
+import { resolveConfig, train, type TrainSetup } from '../../src/trainer/index.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A "world model" of the code lock: the true env whose reported progress is distorted by a known
+ *  monotone map plus known noise drawn per (key, step). */
+class DistortedEnv implements Env {
+  readonly spec;
+  private readonly keys: number[];
+  private readonly steps: number[];
+  constructor(private readonly inner: CodeLockEnv, private readonly distort: (p: number) => number, private readonly noise: number) {
+    this.spec = inner.spec;
+    this.keys = new Array(inner.numEnvs).fill(-1); // slots never reset still step (idle), unrecorded
+    this.steps = new Array(inner.numEnvs).fill(0);
+  }
+  get numEnvs() { return this.inner.numEnvs; }
+  async reset(o: ResetOptions = {}) {
+    const out = await this.inner.reset(o);
+    for (let i = 0; i < this.numEnvs; i++) {
+      if (o.mask && !o.mask[i]) continue;
+      this.keys[i] = Number(o.keys?.[i] ?? out.info.seeds[i]);
+      this.steps[i] = 0;
+    }
+    return { ...out, info: { ...out.info, source: 'world-model' as const } };
+  }
+  async step(action: BatchAction): Promise<StepResult> {
+    const r = await this.inner.step(action);
+    const progress = r.info.progress.map((p, i) => {
+      const e = this.noise * (drawRng(7, this.keys[i], this.steps[i]++, 1).uniform() - 0.5);
+      return Math.min(1, Math.max(0, this.distort(p) + e));
+    });
+    return { ...r, info: { ...r.info, source: 'world-model', progress } };
+  }
+  close() { this.inner.close(); }
+}
+
+function setup(distort = (p: number) => p, noise = 0): TrainSetup {
+  const probe = new CodeLockEnv(1);
+  const tok = WordTokenizer.fromCorpus(['enter 0 1 2 3 4 5'], { maxLength: 6 });
+  const config = vlaConfigFromSpec(probe.spec, tok.config, { conv: [{ out: 4, k: 3, stride: 2, pad: 1 }], imageFeatures: 16, embedDim: 8, proprioHidden: 4, trunk: [32] });
+  const g = new Graph();
+  vlaForwardBuilder(config)(g);
+  return {
+    tasks: [{ id: 'toy/code-lock', makeReal: async (n) => new CodeLockEnv(n), makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise), trainSeed: (k) => k, evalSeed: (k) => 2_000_000 + k }],
+    policy: { config, params: ParamStore.init(g.params, 1) },
+  };
+}
+
+const metrics = (dir: string) => readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+
+describe('the WMRL loop on the code lock (known optimum: every digit right)', () => {
+  it('real mode: GRPO raises the physics reward', { timeout: 120_000 }, async () => {
+    const cfg = resolveConfig('smoke', { mode: 'real', iterations: 150, groupsPerIteration: 4, groupSize: 8, batch: 64, samplesPerRollout: 6, lr: 1e-2, klCoef: 0, evalEvery: 150, evalEpisodes: 32 });
+    const dir = join(tmp, 'real');
+    await train(setup(), cfg, dir);
+    const m = metrics(dir);
+    const early = m.slice(0, 5).reduce((s, x) => s + x['reward/anchor'], 0) / 5;
+    const late = m.slice(-5).reduce((s, x) => s + x['reward/anchor'], 0) / 5;
+    console.log(`code lock, real mode: reward ${early.toFixed(3)} (first 5 iterations) -> ${late.toFixed(3)} (last 5); held-out success ${m.at(-1)!['eval/success']}`);
+    expect(late).toBeGreaterThan(early + 0.1);
+  });
+});
+
+describe('the WMRL loop with a biased, noisy "world model" (the true env, progress p reported as p^2 + noise)', () => {
+  const distort = (p: number) => p * p;
+  const run = async (mode: 'mix' | 'wmrl', name: string) => {
+    const cfg = resolveConfig('smoke', { mode, iterations: 120, groupsPerIteration: 4, groupSize: 8, batch: 64, samplesPerRollout: 6, lr: 1e-2, klCoef: 0, minAnchors: 1, debias: { warmup: 64, refitEvery: 32 } });
+    const dir = join(tmp, name);
+    await train(setup(distort, 0.5), cfg, dir);
+    return metrics(dir);
+  };
+
+  it('the debiaser learns the bias online (bias after the map near zero) and wmrl is not worse than mix', { timeout: 120_000 }, async () => {
+    const mix = await run('mix', 'mix');
+    const wmrl = await run('wmrl', 'wmrl');
+    const last = (m: Record<string, number>[], k: string) => m.slice(-10).reduce((s, x) => s + x[k], 0) / 10;
+    const end = wmrl.at(-1)!;
+    console.log(`p^2 + noise world model: bias before ${end['debias/bias_before'].toFixed(3)}, after ${end['debias/bias_after'].toFixed(3)} (${end['debias/pairs']} pairs); w ${end['denoise/w'].toFixed(2)}; anchor reward over the last 10 iterations: mix ${last(mix, 'reward/anchor').toFixed(3)}, wmrl ${last(wmrl, 'reward/anchor').toFixed(3)}`);
+    expect(end['debias/pairs']).toBe(120 * 8);
+    expect(Math.abs(end['debias/bias_after'])).toBeLessThan(0.01);
+    expect(Math.abs(end['debias/bias_after'])).toBeLessThan(Math.abs(end['debias/bias_before']) / 2);
+    expect(last(wmrl, 'reward/anchor')).toBeGreaterThanOrEqual(last(mix, 'reward/anchor') - 0.02);
+  });
+});
+
+describe('resume', () => {
+  it('stopping after k iterations and resuming gives the metrics of an uninterrupted run (time fields aside)', { timeout: 60_000 }, async () => {
+    const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 6, checkpointEvery: 2, debias: { warmup: 8, refitEvery: 4 } });
+    const whole = join(tmp, 'whole');
+    await train(setup(distort2, 0.2), cfg, whole);
+    const cut = join(tmp, 'cut');
+    let n = 0;
+    await train(setup(distort2, 0.2), cfg, cut, { shouldStop: () => ++n >= 3 }); // stops after iteration 3 (no checkpoint due)
+    expect(metrics(cut).length).toBe(3);
+    await train(setup(distort2, 0.2), cfg, cut, { resume: true });
+    const strip = (m: Record<string, number>[]) => m.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
+    expect(strip(metrics(cut))).toEqual(strip(metrics(whole)));
+  });
+
+  it('results do not depend on the number of env slots', { timeout: 60_000 }, async () => {
+    const strip = (m: Record<string, number>[]) => m.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
+    const at = async (numEnvs: number) => {
+      const dir = join(tmp, `slots${numEnvs}`);
+      await train(setup(distort2, 0.2), resolveConfig('smoke', { mode: 'wmrl', iterations: 3, numEnvs }), dir);
+      return strip(metrics(dir));
+    };
+    expect(await at(3)).toEqual(await at(8));
+  });
+
+  it('a config with a wrong field fails naming its path', () => {
+    expect(() => resolveConfig('smoke', { groupSize: 1 })).toThrow(/groupSize/);
+    expect(() => resolveConfig('smoke', { debias: { warmup: -1 } })).toThrow(/debias\.warmup/);
+    expect(() => resolveConfig('smoke', { colour: 'red' })).toThrow(/colour/);
+    expect(() => resolveConfig('nope')).toThrow(/--preset: unknown preset "nope"/);
+  });
+});
+
+const distort2 = (p: number) => 0.8 * p;
+
+describe('rollout groups', () => {
+  it('every member of a group starts bit-identically and draws its own actions', async () => {
+    const s = setup();
+    const { PolicySampler } = await import('../../src/policy/sampler.ts');
+    const { runGroups } = await import('../../src/trainer/index.ts');
+    const sampler = await PolicySampler.create(s.policy.config, s.policy.params);
+    const env = new CodeLockEnv(3);
+    const [group] = await runGroups(env, sampler, [{ kind: 'anchor', task: 0, start: 42, keys: [0, 1, 2, 3, 4, 5] }], { seed: 0, samplesPerRollout: 6 });
+    const first = group.map((r) => r.samples[0].obs);
+    for (const o of first.slice(1)) expect(o).toEqual(first[0]);
+    expect(new Set(group.map((r) => Array.from(r.actions).join())).size).toBeGreaterThan(1);
+    await sampler.close();
+  });
+});
