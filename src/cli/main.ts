@@ -7,6 +7,7 @@ import { registerCollect } from './commands/collect.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerEval } from './commands/eval.ts';
 import { registerPretrain } from './commands/pretrain.ts';
+import { registerTrain } from './commands/train.ts';
 import { registerRender } from './commands/render.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerTasks } from './commands/tasks.ts';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerShadow(program);
   registerCollect(program);
   registerPretrain(program);
+  registerTrain(program);
   registerEval(program);
   return program;
 }

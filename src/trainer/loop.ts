@@ -71,7 +71,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const start = ck?.step ?? 0;
   if (ck) truncateMetrics(metricsPath, start);
   else {
-    commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify(run, null, 2)}\n` }]);
+    commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: run.tasks }, null, 2)}\n` }]);
     writeFileSync(metricsPath, '');
   }
   const runtime = { threads: cfg.threads };

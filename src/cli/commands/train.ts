@@ -1,0 +1,112 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { readJsonFile } from '../../core/node-files.ts';
+import { createTabletopEnv, fixedCameras, tabletopSpec } from '../../physics/index.ts';
+import { loadPolicy } from '../../policy/model.ts';
+import { commitFiles, withFolderLock } from '../../store/index.ts';
+import { splitSeed } from '../../task/index.ts';
+import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig, type TrainTask } from '../../trainer/index.ts';
+import { openWorldModelEnv } from '../../worldmodel/index.ts';
+import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
+import { UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
+import { progressBar } from '../progress.ts';
+import { loadScene, resolveTasks } from '../scene.ts';
+
+const TrainOptions = z.object({
+  mode: z.enum(MODES).optional(),
+  iterations: intFlag(1).optional(),
+  seed: seedFlag.optional(),
+  out: z.string().min(1).optional(),
+  preset: z.string(),
+  config: z.string().optional(),
+  resume: z.string().optional(),
+  task: z.string(),
+  policy: z.string(),
+  worldModel: z.string(),
+  scene: z.string().optional(),
+  json: z.boolean().optional(),
+});
+type Opts = z.infer<typeof TrainOptions>;
+
+/** What the run folder needs besides the trainer config to be resumed: the files and tasks it trains on. */
+const SetupFileSchema = z.object({ policy: z.string(), worldModel: z.string(), task: z.string(), scene: z.string().optional() });
+type SetupFile = z.infer<typeof SetupFileSchema>;
+
+function tabletopTasks(s: SetupFile): TrainTask[] {
+  const scene = loadScene(s.scene);
+  return resolveTasks(scene, s.task).map((taskId) => {
+    const spec = tabletopSpec(scene, taskId, fixedCameras(scene));
+    return {
+      id: taskId,
+      makeReal: (numEnvs) => createTabletopEnv({ scene, taskId, numEnvs }),
+      makeModel: existsSync(s.worldModel) ? (numEnvs) => openWorldModelEnv(s.worldModel, { scene, spec, numEnvs }) : undefined,
+      trainSeed: (k) => splitSeed(scene, 'train', k),
+      evalSeed: (k) => splitSeed(scene, 'heldout', k),
+    };
+  });
+}
+
+/** A new run: preset, then --config file, then flags. A resumed one: its own config, --iterations may grow. */
+function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; resume: boolean } {
+  if (o.resume) {
+    const dir = o.resume;
+    const saved = readJsonFile(join(dir, 'config.json'), z.object({ config: TrainConfigSchema }), 'train config (is --resume a run folder of wmrl train?)');
+    const setup = readJsonFile(join(dir, 'setup.json'), SetupFileSchema, 'train setup');
+    return { dir, cfg: { ...saved.config, iterations: o.iterations ?? saved.config.iterations }, setup, resume: true };
+  }
+  if (!o.out) throw new UsageError('--out: required (or --resume DIR)');
+  const file = o.config ? readJsonFile(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
+  const flags = Object.fromEntries(Object.entries({ mode: o.mode, iterations: o.iterations, seed: o.seed }).filter(([, v]) => v !== undefined));
+  requireFile('--policy', o.policy, 'policy file');
+  return { dir: o.out, cfg: resolveConfig(o.preset, file, flags), setup: { policy: o.policy, worldModel: o.worldModel, task: o.task, scene: o.scene }, resume: false };
+}
+
+export function registerTrain(program: Command): void {
+  program
+    .command('train')
+    .description('post-train the VLA with the WMRL loop: GRPO groups in physics (anchors) and in the world model, Online Debiasing, Inverse-Variance Denoising')
+    .option('--mode <m>', `${MODES.join(' | ')} (default wmrl)`)
+    .option('--iterations <n>', 'policy updates (with --resume: the new total)')
+    .option('--seed <n>', 'run seed')
+    .option('--out <dir>', 'run folder: config.json, setup.json, metrics.jsonl, checkpoint')
+    .option('--preset <p>', 'smoke (seconds per iteration, what tests use) | default', 'default')
+    .option('--config <file>', 'JSON file of config fields (flags override it)')
+    .option('--resume <dir>', 'continue a run folder exactly where its checkpoint stopped')
+    .option('--task <id>', 'task id or all', 'all')
+    .option('--policy <file>', 'the policy to post-train (also the KL reference)', 'models/vla-base.onnx')
+    .option('--world-model <file>', 'world-model file (modes other than real)', 'models/wm-base.onnx')
+    .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
+    .option('--json', 'print one JSON object on stdout (the last metrics line)')
+    .addHelpText('after', `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`)
+    .action(async (raw) => {
+      const plan = runPlan(parseOptions(TrainOptions, raw));
+      const model = await loadPolicy(plan.setup.policy);
+      const setup = { tasks: tabletopTasks(plan.setup), policy: { config: model.config, params: model.params } };
+      let last: Record<string, number> = {};
+      let shown = 0;
+      await withFolderLock(plan.dir, plan.resume ? '--resume' : '--out', async () => {
+        if (!plan.resume) commitFiles([{ path: join(plan.dir, 'setup.json'), data: `${JSON.stringify(plan.setup, null, 2)}\n` }]);
+        const bar = progressBar('train', plan.cfg.iterations);
+        const release = cooperate();
+        try {
+          await train(setup, plan.cfg, plan.dir, {
+            resume: plan.resume,
+            shouldStop: interrupted,
+            onIteration: (m) => {
+              last = m;
+              bar.tick(m.iteration - shown, `reward ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}`);
+              shown = m.iteration;
+            },
+          });
+        } finally {
+          release();
+          bar.stop();
+        }
+        if (interrupted()) throw new InterruptedError(`interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`);
+      });
+      if (raw.json) return printJson({ out: plan.dir, ...last });
+      console.log(`trained ${plan.cfg.iterations} iterations (${plan.cfg.mode}) in ${plan.dir}: metrics.jsonl, checkpoint`);
+    });
+}

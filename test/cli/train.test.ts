@@ -1,0 +1,35 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { wmrlProcess } from './helpers.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-cli-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const ROOT = join(import.meta.dirname, '../..');
+const SMOKE = ['train', '--mode', 'real', '--preset', 'smoke', '--task', 'pick-place'];
+const lines = (dir: string) => readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n')
+  .map((l) => Object.fromEntries(Object.entries(JSON.parse(l) as Record<string, number>).filter(([k]) => !k.startsWith('time/'))));
+
+describe('wmrl train (tabletop, smoke preset)', () => {
+  it('--resume continues exactly: the metrics equal an uninterrupted run (time fields aside)', { timeout: 120_000 }, async () => {
+    const whole = join(tmp, 'whole');
+    const cut = join(tmp, 'cut');
+    expect((await wmrlProcess(ROOT, ...SMOKE, '--iterations', '2', '--out', whole)).code).toBe(0);
+    expect((await wmrlProcess(ROOT, ...SMOKE, '--iterations', '1', '--out', cut)).code).toBe(0);
+    const r = await wmrlProcess(ROOT, 'train', '--resume', cut, '--iterations', '2', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).iteration).toBe(2);
+    expect(lines(cut)).toEqual(lines(whole));
+    expect(lines(whole)[1]['losses/logp_gap']).toBeLessThan(1e-5);
+  });
+
+  it('a config file with a wrong field exits 2 naming the field', async () => {
+    const bad = join(tmp, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ groupSize: 1, debias: { warmup: -3 } }));
+    const r = await wmrlProcess(ROOT, ...SMOKE, '--config', bad, '--out', join(tmp, 'never'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/groupSize/);
+    expect(r.stderr).toMatch(/debias\.warmup/);
+  });
+});
