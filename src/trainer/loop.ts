@@ -12,6 +12,7 @@ import { wilson } from '../core/stats.ts';
 import type { Env } from '../env/types.ts';
 import { hasCheckpoint, loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
 import type { ParamStore } from '../nn/params.ts';
+import { savePolicy } from '../policy/model.ts';
 import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import { collectEpisodes } from '../rollout/index.ts';
@@ -37,8 +38,9 @@ export interface TrainTask {
 
 export interface TrainSetup {
   tasks: TrainTask[];
-  /** The policy to post-train; its initial parameters are also the KL reference. */
-  policy: { config: VlaConfig; params: ParamStore };
+  /** The policy to post-train; its initial parameters are also the KL reference. specHash: the env
+   *  interface it was made for (copied into the trained policy file). */
+  policy: { config: VlaConfig; params: ParamStore; specHash: string };
 }
 
 export interface TrainHooks {
@@ -50,7 +52,8 @@ export interface TrainHooks {
 const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/1';
 const START_RANGE = 1_000_000;
 
-/** Trains in `runDir` (config.json, metrics.jsonl, checkpoint); `resume` continues its checkpoint exactly. */
+/** Trains in `runDir` (config.json, metrics.jsonl, checkpoint, and policy.onnx at the end); `resume`
+ *  continues its checkpoint exactly. */
 export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string, opts: { resume?: boolean } & TrainHooks = {}): Promise<{ iterations: number; params: ParamStore }> {
   const flags = modeFlags(cfg.mode);
   if (flags.model && setup.tasks.some((t) => !t.makeModel)) throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
@@ -85,6 +88,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
     info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), totals },
   });
 
+  let done = start;
   try {
     for (let it = start; it < cfg.iterations; it++) {
       const m: Record<string, number> = { iteration: it + 1 };
@@ -184,11 +188,14 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       m.step = it + 1;
       writeFileSync(metricsPath, jsonLine(m), { flag: 'a' });
       opts.onIteration?.(m);
+      done = it + 1;
       const stopping = opts.shouldStop?.() ?? false;
       if ((it + 1) % cfg.checkpointEvery === 0 || it + 1 === cfg.iterations || stopping) save(it + 1);
       if (stopping) break;
     }
-    return { iterations: cfg.iterations, params: trainer.params() };
+    const final = trainer.params();
+    await savePolicy(join(runDir, 'policy.onnx'), setup.policy.config, final, { provenance: { producer: 'wmrl train', seed: cfg.seed, steps: trainer.stepCount, notes: `${cfg.mode}, ${done} of ${cfg.iterations} iterations` }, specHash: setup.policy.specHash });
+    return { iterations: done, params: final };
   } finally {
     for (const e of envs) { e.real?.close(); e.model?.close(); }
     await Promise.all([sampler.close(), refSampler.close(), trainer.close()]);

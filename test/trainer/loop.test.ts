@@ -55,7 +55,7 @@ function setup(distort = (p: number) => p, noise = 0): TrainSetup {
   vlaForwardBuilder(config)(g);
   return {
     tasks: [{ id: 'toy/code-lock', makeReal: async (n) => new CodeLockEnv(n), makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise), trainSeed: (k) => k, evalSeed: (k) => 2_000_000 + k }],
-    policy: { config, params: ParamStore.init(g.params, 1) },
+    policy: { config, params: ParamStore.init(g.params, 1), specHash: 'toy' },
   };
 }
 

@@ -83,7 +83,7 @@ export function registerTrain(program: Command): void {
     .action(async (raw) => {
       const plan = runPlan(parseOptions(TrainOptions, raw));
       const model = await loadPolicy(plan.setup.policy);
-      const setup = { tasks: tabletopTasks(plan.setup), policy: { config: model.config, params: model.params } };
+      const setup = { tasks: tabletopTasks(plan.setup), policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } };
       let last: Record<string, number> = {};
       let shown = 0;
       await withFolderLock(plan.dir, plan.resume ? '--resume' : '--out', async () => {
@@ -107,6 +107,6 @@ export function registerTrain(program: Command): void {
         if (interrupted()) throw new InterruptedError(`interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`);
       });
       if (raw.json) return printJson({ out: plan.dir, ...last });
-      console.log(`trained ${plan.cfg.iterations} iterations (${plan.cfg.mode}) in ${plan.dir}: metrics.jsonl, checkpoint`);
+      console.log(`trained ${plan.cfg.iterations} iterations (${plan.cfg.mode}) in ${plan.dir}: policy.onnx, metrics.jsonl, checkpoint`);
     });
 }
