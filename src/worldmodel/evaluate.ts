@@ -23,6 +23,9 @@ export interface GroupErrors {
 
 export interface EvalReport {
   episodes: number;
+  /** Episodes left out because an object fell off the table (below z = -OFF_TABLE_M, where physics lets it
+   *  fall forever): outside the world model's domain, they would swamp every mean. */
+  excluded_off_table: { task: string; seed: number }[];
   transitions: number;
   one_step: GroupErrors & { copy_baseline: GroupErrors };
   open_loop: Record<string, GroupErrors>;
@@ -42,6 +45,16 @@ export interface EvalReport {
 }
 
 const CHUNK = 2048;
+/** An object this far below the table top (z = 0) has fallen off the table. */
+export const OFF_TABLE_M = 0.05;
+
+/** Whether some object of the episode leaves the table at any recorded step. */
+export function fellOffTable(e: EpisodeData, objects: number): boolean {
+  const S = stateSize(objects);
+  const z = stateGroups(objects).objectPos.map((idx) => idx[2]);
+  for (let t = 0; t <= e.length; t++) for (const j of z) if (e.states[t * S + j] < -OFF_TABLE_M) return true;
+  return false;
+}
 
 export function tokensOf(actionNames: readonly string[], rows: { e: EpisodeData; t: number }[]): BatchAction {
   const A = actionNames.length;
@@ -93,9 +106,11 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
 }
 
 /** Evaluates `dyn` on recorded episodes (states and actions from physics). */
-export async function evaluateDynamics(dyn: Dynamics, scene: Scene, actionNames: readonly string[], episodes: readonly EpisodeData[], horizons: readonly number[] = [5, 10, 20]): Promise<EvalReport> {
+export async function evaluateDynamics(dyn: Dynamics, scene: Scene, actionNames: readonly string[], recorded: readonly EpisodeData[], horizons: readonly number[] = [5, 10, 20]): Promise<EvalReport> {
   const S = stateSize(scene.objects.length);
   const M = scene.objects.length;
+  const fell = recorded.filter((e) => fellOffTable(e, M));
+  const episodes = recorded.filter((e) => !fell.includes(e));
   const groups = stateGroups(M);
   const tasks = episodes.map((e) => sampleTask(scene, e.taskId, e.seed));
   const score = (task: TaskInstance, v: ArrayLike<number>, o: number) => scoreTask(scene, task, unpackState(v, M, o));
@@ -128,6 +143,7 @@ export async function evaluateDynamics(dyn: Dynamics, scene: Scene, actionNames:
   const n = rows.length;
   return {
     episodes: episodes.length,
+    excluded_off_table: fell.map((e) => ({ task: e.taskId, seed: e.seed })),
     transitions: n,
     one_step: { ...one.result(), copy_baseline: copy.result() },
     open_loop: await openLoop(dyn, actionNames, episodes, tasks, groups, S, horizons),

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ActionCoder, EnsembleDynamics, evaluateDynamics, limitsFromScene, loadWmCheckpoint, saveWmCheckpoint, spearman, stateLayout, stepsForBudget, TransitionSet, WorldModelTrainer } from '../../src/worldmodel/index.ts';
+import { ActionCoder, EnsembleDynamics, evaluateDynamics, stateGroups, limitsFromScene, loadWmCheckpoint, saveWmCheckpoint, spearman, stateLayout, stepsForBudget, TransitionSet, WorldModelTrainer } from '../../src/worldmodel/index.ts';
 import type { ParamStore } from '../../src/nn/params.ts';
 import { knownDynamicsEpisodes, scene, specOf } from './helpers.ts';
 
@@ -45,6 +45,23 @@ describe('world-model trainer', () => {
     expect(report.one_step.objects_m).toBeLessThan(0.001);
     // open loop compounds the error but stays far below a random walk's 5-step spread (~35 mm)
     expect(report.open_loop.H5.ee_m).toBeLessThan(0.01);
+    expect(report.excluded_off_table).toEqual([]);
+  });
+
+  it('leaves out episodes in which an object falls off the table, naming them', async () => {
+    const { trainer } = await trainKnown(0, 50);
+    const dyn = await EnsembleDynamics.create(trainer.config, trainer.params(), layout, limitsFromScene(scene), spec);
+    const eps = knownDynamicsEpisodes(4, 6, 5);
+    const S = layout.stateDim;
+    const z = stateGroups(scene.objects.length).objectPos[1][2];
+    const fallen = { ...eps[2], states: eps[2].states.slice() };
+    for (let t = 3; t <= fallen.length; t++) fallen.states[t * S + z] = -0.5 * t; // falls through the void
+    const report = await evaluateDynamics(dyn, scene, coder.names, [eps[0], eps[1], fallen, eps[3]], [5]);
+    const clean = await evaluateDynamics(dyn, scene, coder.names, [eps[0], eps[1], eps[3]], [5]);
+    await dyn.close();
+    await trainer.close();
+    expect(report.excluded_off_table).toEqual([{ task: fallen.taskId, seed: fallen.seed }]);
+    expect({ ...report, excluded_off_table: [] }).toEqual(clean);
   });
 
   it('is deterministic: same seed, same weights bit for bit; refresh warm-starts for a step count', async () => {

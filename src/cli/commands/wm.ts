@@ -52,7 +52,8 @@ export function printReport(r: Awaited<ReturnType<typeof evaluateDynamics>>): vo
   const mm = (x: number) => `${(1000 * x).toFixed(2)} mm`;
   const g = (name: string, e: { ee_m: number; fingers_m: number; objects_m: number; task_object_m: number; n: number }) =>
     console.log(`${name.padEnd(14)} ee ${mm(e.ee_m)}  fingers ${mm(e.fingers_m)}  objects ${mm(e.objects_m)}  task object ${mm(e.task_object_m)}  (n=${e.n})`);
-  console.log(`held-out: ${r.episodes} episodes, ${r.transitions} transitions`);
+  const off = r.excluded_off_table;
+  console.log(`held-out: ${r.episodes} episodes, ${r.transitions} transitions${off.length ? ` (${off.length} left out: an object fell off the table in ${off.map((e) => `${e.task} seed ${e.seed}`).join(', ')})` : ''}`);
   g('1-step', r.one_step);
   g('copy baseline', r.one_step.copy_baseline);
   for (const [h, e] of Object.entries(r.open_loop)) g(`open-loop ${h}`, e);
