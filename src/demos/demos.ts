@@ -5,6 +5,7 @@
 // counterfactual.bin and demos.json).
 // Observations are not stored: the env is deterministic, so pretraining re-simulates them from the
 // seed and the executed tokens (and checks the rewards match).
+import { InputError } from '../core/errors.ts';
 import { DRAW, drawRng } from '../core/rng.ts';
 import type { BatchAction, BatchObs } from '../env/types.ts';
 import { ACTION_NAMES, ScriptedExpert, createTabletopEnv, type TabletopEnv } from '../physics/index.ts';
@@ -151,7 +152,7 @@ async function replayTask(scene: Scene, taskId: string, demos: Demo[], ds: BcDat
         });
         const r = await env.step(action);
         group.forEach((d, i) => {
-          if (t < d.length && r.reward[i] !== d.rewards[t]) throw new Error(`replay of ${taskId} seed ${d.seed} diverged at step ${t}: reward ${r.reward[i]}, recorded ${d.rewards[t]}`);
+          if (t < d.length && r.reward[i] !== d.rewards[t]) throw new InputError(`replay of ${taskId} seed ${d.seed} diverged at step ${t}: reward ${r.reward[i]}, recorded ${d.rewards[t]} (the demonstration folder was edited, or made by another build of the simulator)`);
         });
         obs = r.obs;
       }

@@ -1,6 +1,6 @@
 // The policies a user can name: the privileged scripted expert (optionally with token noise), uniform
 // random tokens, or a VLA model file. Every random draw derives from (seed, episode key, step).
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import { ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
 import { loadPolicy } from '../policy/model.ts';
@@ -36,6 +36,7 @@ export function expertPolicy(env: TabletopEnv, noise = 0, seed = 0): Policy {
 
 async function modelSource(path: string, o: PolicySourceOptions, flag: string): Promise<PolicySource> {
   if (!existsSync(path)) throw new InputError(`${flag}: model file "${path}" does not exist`);
+  if (!statSync(path).isFile()) throw new InputError(`${flag}: "${path}" is a folder, expected a model file (.onnx)`);
   const model = await loadPolicy(path).catch((e: Error) => {
     throw new InputError(`${flag}: ${e.message}`);
   });

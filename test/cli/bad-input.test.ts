@@ -28,9 +28,11 @@ function demos(name: string, edit: (dir: string) => void): string {
 beforeAll(() => {
   writeFileSync(join(tmp, 'a-file'), 'not a folder');
   mkdirSync(join(tmp, 'empty'));
+  mkdirSync(join(tmp, 'folder.onnx'));
 });
 
 const cases: [string, () => string[], RegExp][] = [
+  ['eval: --policy names a folder', () => ['eval', '--policy', 'folder.onnx', '--task', 'push', '--episodes', '1', '--out', 'ev'], /--policy: "folder\.onnx" is a folder, expected a model file/],
   ['wm train: an edited offset in index.json', () => ['wm', 'train', '--data', run('shifted', (d) => editJson(join(d, 'index.json'), (j) => (j.episodes[1].offset += 4))), '--out', 'm.onnx'], /shifted\/index\.json: \$\.episodes\[1\]\.offset: \d+, but the previous record ends at byte \d+/],
   ['wm train: episodes.bin of odd length', () => ['wm', 'train', '--data', run('odd', (d) => truncateSync(join(d, 'episodes.bin'), 12 * RECORD - 3)), '--out', 'm.onnx'], /odd\/episodes\.bin: \d+ bytes is not a whole number of 4-byte values/],
   ['wm train: trailing bytes in episodes.bin', () => ['wm', 'train', '--data', run('dropped', (d) => editJson(join(d, 'index.json'), (j) => j.episodes.pop())), '--out', 'm.onnx'], /dropped\/episodes\.bin: \d+ bytes after the last record/],
