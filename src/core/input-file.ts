@@ -45,14 +45,18 @@ export function readInputFile(path: string, what: string, hint = ''): Buffer {
   }
 }
 
-/** The parsed JSON of a file the user named (not yet validated). */
-export function readInputJsonRaw(path: string, what: string, hint = ''): unknown {
-  const text = readInputFile(path, what, hint).toString('utf8');
+/** JSON text read from `path` (e.g. bytes already checked against a hash), parsed, not yet validated. */
+export function parseInputJsonText(path: string, text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new InputError(`${path}: ${what} is not valid JSON: ${(err as Error).message}`);
   }
+}
+
+/** The parsed JSON of a file the user named (not yet validated). */
+export function readInputJsonRaw(path: string, what: string, hint = ''): unknown {
+  return parseInputJsonText(path, readInputFile(path, what, hint).toString('utf8'), what);
 }
 
 /** Validate parsed JSON: a failure names the file and every bad field ("file: $.a[3].b: ..."). */

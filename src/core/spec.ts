@@ -64,3 +64,17 @@ export function formatZodError(error: z.ZodError, prefix = ''): string {
     })
     .join('\n');
 }
+
+/** The action dimensions of a spec with their bins, in spec order (token policies, episode files and
+ *  world models need every action discrete). */
+export function actionBins(spec: Pick<EnvSpec, 'action'>): { name: string; n: number }[] {
+  return spec.action.map((a) => {
+    if (a.kind !== 'discrete') throw new RangeError(`action "${a.name}" is ${a.kind}; only discrete (token) actions are supported here`);
+    return { name: a.name, n: a.n };
+  });
+}
+
+/** One JSON line (metrics files are JSONL). */
+export function jsonLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}

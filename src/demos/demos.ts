@@ -12,6 +12,7 @@ import { ACTION_NAMES, ScriptedExpert, createTabletopEnv, type TabletopEnv } fro
 import type { BcDataset } from '../policy/bc.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { WordTokenizer } from '../policy/tokenizer.ts';
+import { actionBins } from '../core/spec.ts';
 import { noiseTokens, type Policy, type StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
 import type { TaskInstance } from '../task/index.ts';
@@ -56,7 +57,7 @@ function counterfactualExpert(env: TabletopEnv, object: number): ScriptedExpert 
 export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Policy & { labels: Map<number, number[]>; counterfactual: Map<number, CounterfactualLabel[]> } {
   const expert = new ScriptedExpert(env);
   const others = env.scene.objects.map((_, o) => ({ object: o, expert: counterfactualExpert(env, o) }));
-  const dims = env.spec.action.map((e) => ({ name: e.name, n: e.kind === 'discrete' ? e.n : 0 }));
+  const dims = actionBins(env.spec);
   const labels = new Map<number, number[]>();
   const counterfactual = new Map<number, CounterfactualLabel[]>();
   const slotSeed = new Int32Array(env.numEnvs).fill(-1);

@@ -2,11 +2,11 @@
 // moments, then any extra stores such as the best weights so far) and checkpoint.json (format, step,
 // run key, caller fields, the array layout and the sha256 of checkpoint.bin), written as one commit
 // (src/store). Readers verify the hash and refuse non-finite values. Node-only (fs).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
-import { readJsonFile } from '../core/node-files.ts';
+import { readInputFile, readInputJson } from '../core/input-file.ts';
 import { type CommitOptions, commitFiles, recoverFolder, sha256Hex } from '../store/index.ts';
 import { ParamStore } from './params.ts';
 import type { OptimizerState } from './train.ts';
@@ -86,15 +86,10 @@ export function loadTrainCheckpoint(dir: string, format: string): TrainCheckpoin
   recoverFolder(dir);
   const jsonPath = join(dir, CHECKPOINT_JSON);
   const binPath = join(dir, CHECKPOINT_BIN);
-  const c = readJsonFile(jsonPath, CheckpointSchema, 'checkpoint');
+  const c = readInputJson(jsonPath, CheckpointSchema, 'checkpoint');
   if (c.format !== format) throw new InputError(`${jsonPath}: format: "${c.format}", expected "${format}" (a checkpoint of another kind or version)`);
   if (!c.stores.params) throw new InputError(`${jsonPath}: stores.params: missing`);
-  let buf: Buffer;
-  try {
-    buf = readFileSync(binPath);
-  } catch (err) {
-    throw new InputError(`${binPath}: cannot read checkpoint data: ${(err as Error).message}`);
-  }
+  const buf = readInputFile(binPath, 'checkpoint data');
   if (sha256Hex(buf) !== c.binSha256) throw new InputError(`${binPath}: sha256 does not match binSha256 in ${jsonPath} (torn, edited or from another checkpoint)`);
   const shapes = new Map(c.stores.params.map((p) => [p.name, p.shape]));
   for (const n of c.trainable) if (!shapes.has(n)) throw new InputError(`${jsonPath}: trainable: "${n}" is not in stores.params`);

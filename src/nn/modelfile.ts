@@ -3,13 +3,11 @@
 // provenance, the env spec hash and the sha256 of any extra part (e.g. a world model's NAME.wm.json).
 // The .onnx, the sidecar and the extra parts are one commit (src/store): a reader sees all old or all
 // new files. The paths stay flat (onnxruntime-web loads NAME.onnx unchanged). Node-only (fs).
-import { readFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { hashOf } from '../core/hash.ts';
-import { readJsonFile } from '../core/node-files.ts';
+import { readInputFile, readInputJson } from '../core/input-file.ts';
 import { type CommitOptions, type Part, commitFiles, recoverFolder, sha256Hex } from '../store/index.ts';
 import { DYN, Graph, type Tensor } from './ir.ts';
 import { readOnnx, writeOnnx } from './onnx.ts';
@@ -112,24 +110,14 @@ export interface LoadedModel {
 export async function loadModel(path: string, kind?: string): Promise<LoadedModel> {
   recoverFolder(dirname(path));
   const jsonPath = sidecarPath(path);
-  const sidecar = readJsonFile(jsonPath, ModelSidecarSchema, 'model sidecar');
+  const sidecar = readInputJson(jsonPath, ModelSidecarSchema, 'model sidecar');
   if (kind && sidecar.kind !== kind) throw new InputError(`${jsonPath}: kind: holds a "${sidecar.kind}" model, expected "${kind}"`);
-  let model: Uint8Array;
-  try {
-    model = new Uint8Array(await readFile(path));
-  } catch (err) {
-    throw new InputError(`${path}: cannot read model file: ${(err as Error).message}`);
-  }
+  const model = new Uint8Array(readInputFile(path, 'model file'));
   if (hashOf(model) !== sidecar.onnxHash) throw new InputError(`${path}: does not match onnxHash in ${jsonPath} (file changed?)`);
   const parts: Record<string, Uint8Array> = {};
   for (const [name, sha] of Object.entries(sidecar.parts ?? {})) {
     const file = join(dirname(path), name);
-    let bytes: Uint8Array;
-    try {
-      bytes = new Uint8Array(readFileSync(file));
-    } catch (err) {
-      throw new InputError(`${file}: cannot read model part: ${(err as Error).message}`);
-    }
+    const bytes = new Uint8Array(readInputFile(file, 'model part'));
     if (sha256Hex(bytes) !== sha) throw new InputError(`${file}: does not match parts["${name}"] in ${jsonPath} (file changed?)`);
     parts[name] = bytes;
   }

@@ -1,8 +1,7 @@
 // PNG output for rendered RGB frames (Node-only): encode with pngjs, optional nearest-neighbour
 // upscale so a person can look at a 64x64 observation, atomic file writes.
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { PNG } from 'pngjs';
+import { commitFiles } from '../store/index.ts';
 
 function checkImage(rgb: Uint8Array, width: number, height: number, scale: number): void {
   if (!Number.isInteger(width) || width <= 0) throw new RangeError(`width must be a positive integer, got ${width}`);
@@ -32,21 +31,7 @@ export function encodePng(rgb: Uint8Array, width: number, height: number, scale 
   return PNG.sync.write(png);
 }
 
-let tmpCounter = 0;
-
-/** Writes the PNG atomically: a temporary file in the same folder, then a rename over `path`. */
+/** Writes the PNG as one commit (src/store): a crash leaves the old file or the new one. */
 export function writePng(path: string, rgb: Uint8Array, width: number, height: number, scale = 1): void {
-  const bytes = encodePng(rgb, width, height, scale);
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
-  try {
-    writeFileSync(tmp, bytes);
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // the temporary file was never created
-    }
-    throw err;
-  }
+  commitFiles([{ path, data: encodePng(rgb, width, height, scale) }]);
 }

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { checkFolder, parseInput, readInputJsonRaw, readWords } from '../core/input-file.ts';
 import { type CommitOptions, type Part, commitFiles, recoverFolder } from '../store/index.ts';
-import type { EnvSpec } from '../core/spec.ts';
 import type { Episode } from './collect.ts';
 
 // A run folder of episodes: episodes.bin holds, per episode back to back, little-endian
@@ -54,20 +53,10 @@ export interface EpisodeContract {
   maxSteps?: Readonly<Record<string, number>>;
 }
 
-/** The action dimensions of a spec with their bins (every action must be discrete). */
-export function actionBins(spec: Pick<EnvSpec, 'action'>): { name: string; n: number }[] {
-  return spec.action.map((a) => {
-    if (a.kind !== 'discrete') throw new Error(`action "${a.name}" is ${a.kind}; episode files store discrete tokens only`);
-    return { name: a.name, n: a.n };
-  });
-}
-
 function recordBytes(length: number, actions: number, stateSize: number): number {
   return 4 * (length * actions + length + (stateSize ? (length + 1) * stateSize : 0));
 }
 
-/** Write episodes.bin, run.json, then index.json (each atomically; the index last, so a reader never
- *  sees an index that points past the data). */
 /** The files of an episode folder (episodes.bin, run.json, index.json) for one commit. */
 export function episodeFolderParts(dir: string, meta: { command: string; actionNames: string[]; stateNames: string[] }, episodes: StoredEpisode[]): { index: EpisodeIndex; parts: Part[] } {
   const A = meta.actionNames.length;

@@ -1,15 +1,9 @@
 // Policies defined by the spec alone: uniform random tokens, and token noise around another policy.
 // Every draw comes from (seed, episode key, step), so results never depend on the batch layout.
 import { DRAW, drawRng, type Rng } from '../core/rng.ts';
-import type { EnvSpec } from '../core/spec.ts';
+import { actionBins, type EnvSpec } from '../core/spec.ts';
 import type { BatchAction } from '../env/types.ts';
 import type { Policy, StepContext } from './collect.ts';
-
-function discrete(spec: EnvSpec): { name: string; n: number }[] {
-  const dims = spec.action.flatMap((e) => (e.kind === 'discrete' ? [{ name: e.name, n: e.n }] : []));
-  if (dims.length !== spec.action.length) throw new RangeError(`${spec.id}: token policies need discrete actions only`);
-  return dims;
-}
 
 /** Replaces each token of env i by a uniform one with probability p (in spec order: one uniform draw
  *  per dimension, then the token if replaced). Mutates `action`. */
@@ -19,7 +13,7 @@ export function noiseTokens(dims: readonly { name: string; n: number }[], action
 
 /** Uniform random tokens. */
 export function randomPolicy(spec: EnvSpec, seed: number): Policy {
-  const dims = discrete(spec);
+  const dims = actionBins(spec);
   return {
     act(_obs, ctx: StepContext) {
       const n = ctx.keys.length;
@@ -36,7 +30,7 @@ export function randomPolicy(spec: EnvSpec, seed: number): Policy {
 /** `policy` with each executed token replaced by a uniform one with probability `noise`. */
 export function withTokenNoise(policy: Policy, spec: EnvSpec, noise: number, seed: number): Policy {
   if (!(noise >= 0 && noise <= 1)) throw new RangeError(`noise must be in [0, 1], got ${noise}`);
-  const dims = discrete(spec);
+  const dims = actionBins(spec);
   if (noise === 0) return policy;
   return {
     onReset: policy.onReset?.bind(policy),

@@ -32,7 +32,7 @@ const JournalSchema = z.object({
   parts: z.array(z.object({ temp: z.string().min(1), final: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/) })).min(1),
 });
 
-/** Temp files: ".NAME.PID.TAG.tmp" (writeFileAtomic in core/node-files.ts uses the same form). */
+/** Temp files: ".NAME.PID.TAG.tmp". */
 const TEMP_RE = /^\..+\.(\d+)\.[0-9a-z]+\.tmp$/;
 const JOURNAL_SUFFIX = '.commit';
 let tempSeq = 0;

@@ -3,7 +3,7 @@
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InputError } from '../core/errors.ts';
-import { writeFileAtomic } from '../core/node-files.ts';
+import { commitFiles } from './commit.ts';
 
 /** The nearest existing ancestor of `path` must be a writable folder (so the rest can be created). */
 function checkCreatable(path: string, flag: string): void {
@@ -46,5 +46,5 @@ export function truncateMetrics(path: string, step: number): void {
     }
     return typeof s === 'number' && s <= step;
   });
-  writeFileAtomic(path, kept.map((l) => `${l}\n`).join(''));
+  commitFiles([{ path, data: kept.map((l) => `${l}\n`).join('') }]);
 }

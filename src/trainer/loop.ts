@@ -4,10 +4,9 @@
 // sampled tokens. Generic over envs: the tasks arrive as factories; nothing here knows the tabletop.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJson } from '../core/spec.ts';
 import { DRAW, Rng } from '../core/rng.ts';
 import { InputError } from '../core/errors.ts';
-import { jsonLine } from '../core/node-files.ts';
+import { canonicalJson, jsonLine } from '../core/spec.ts';
 import { wilson } from '../core/stats.ts';
 import type { Env } from '../env/types.ts';
 import { hasCheckpoint, loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';

@@ -1,7 +1,7 @@
 // Physics transitions for world-model training: episodes (from run folders or live collection) ->
 // flat (features, action values, Δstate) arrays. Episodes are kept whole for open-loop evaluation.
-import type { EnvSpec } from '../core/spec.ts';
-import { actionBins, readEpisodeFolder } from '../rollout/episode-file.ts';
+import { actionBins, type EnvSpec } from '../core/spec.ts';
+import { readEpisodeFolder } from '../rollout/episode-file.ts';
 import type { Scene } from '../scene/schema.ts';
 import { stateNames } from '../task/state.ts';
 import { ActionCoder, commandPrior, stateFeatures, type StateLayout } from './features.ts';

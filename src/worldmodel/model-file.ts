@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { canonicalJson, EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
 import { hashOf } from '../core/hash.ts';
-import { parseJsonText, readJsonFile } from '../core/node-files.ts';
+import { parseInput, parseInputJsonText, readInputJson } from '../core/input-file.ts';
 import { sidecarPath } from '../nn/modelfile.ts';
 import { loadWorldModel, saveWorldModel } from '../nn/nets/worldmodel-file.ts';
 import { type CommitOptions, commitFiles, sha256Hex } from '../store/index.ts';
@@ -62,7 +62,8 @@ export async function loadWmModel(path: string): Promise<{ params: ParamStore; m
   const file = metaPath(path);
   const bytes = m.parts[basename(file)];
   // Models written before the sidecar listed its parts read NAME.wm.json unchecked.
-  const meta = bytes ? parseJsonText(file, new TextDecoder().decode(bytes), WmMetaSchema, 'world-model env metadata') : readJsonFile(file, WmMetaSchema, 'world-model env metadata');
+  const what = 'world-model env metadata';
+  const meta = bytes ? parseInput(parseInputJsonText(file, new TextDecoder().decode(bytes), what), WmMetaSchema, file) : readInputJson(file, WmMetaSchema, what);
   if (meta.featureVersion !== FEATURE_VERSION) throw new InputError(`${file}: featureVersion ${meta.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`);
   return { params: m.params, meta, netConfig: m.config as WorldModelNetConfig & { members: number } };
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
@@ -60,7 +60,8 @@ describe('writePng', () => {
   });
 
   it('does not leave a temporary file when writing fails', () => {
-    expect(() => writePng(join(dir, 'missing', 'b.png'), randomImage(2, 2, 4), 2, 2)).toThrow();
+    writeFileSync(join(dir, 'blocker'), 'a file where a folder should be');
+    expect(() => writePng(join(dir, 'blocker', 'b.png'), randomImage(2, 2, 4), 2, 2)).toThrow();
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });

@@ -75,7 +75,7 @@ describe('commitFiles: one commit for a multi-part state', () => {
     const dir = freshDir();
     commitFiles(version(dir, 'old'));
     const dead = deadPid();
-    const stale = [`.model.onnx.${dead}.0.tmp`, `.model.onnx.commit.${dead}.3.tmp`, `.model.json.${dead}.${Date.now()}.tmp`];
+    const stale = [`.model.onnx.${dead}.0.tmp`, `.model.onnx.commit.${dead}.3.tmp`, `.model.json.${dead}.1764547200000.tmp`];
     for (const f of stale) writeFileSync(join(dir, f), 'torn');
     const live = `.model.onnx.${process.ppid}.7.tmp`;
     writeFileSync(join(dir, live), 'in flight');

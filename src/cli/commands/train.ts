@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { readJsonFile } from '../../core/node-files.ts';
+import { readInputJson } from '../../core/input-file.ts';
 import { createTabletopEnv, fixedCameras, tabletopSpec } from '../../physics/index.ts';
 import { loadPolicy } from '../../policy/model.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
@@ -52,12 +52,12 @@ function tabletopTasks(s: SetupFile): TrainTask[] {
 function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; resume: boolean } {
   if (o.resume) {
     const dir = o.resume;
-    const saved = readJsonFile(join(dir, 'config.json'), z.object({ config: TrainConfigSchema }), 'train config (is --resume a run folder of wmrl train?)');
-    const setup = readJsonFile(join(dir, 'setup.json'), SetupFileSchema, 'train setup');
+    const saved = readInputJson(join(dir, 'config.json'), z.object({ config: TrainConfigSchema }), 'train config (is --resume a run folder of wmrl train?)');
+    const setup = readInputJson(join(dir, 'setup.json'), SetupFileSchema, 'train setup');
     return { dir, cfg: { ...saved.config, iterations: o.iterations ?? saved.config.iterations }, setup, resume: true };
   }
   if (!o.out) throw new UsageError('--out: required (or --resume DIR)');
-  const file = o.config ? readJsonFile(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
+  const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
   const flags = Object.fromEntries(Object.entries({ mode: o.mode, iterations: o.iterations, seed: o.seed }).filter(([, v]) => v !== undefined));
   requireFile('--policy', o.policy, 'policy file');
   return { dir: o.out, cfg: resolveConfig(o.preset, file, flags), setup: { policy: o.policy, worldModel: o.worldModel, task: o.task, scene: o.scene }, resume: false };
