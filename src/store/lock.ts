@@ -2,7 +2,7 @@
 // hard-linked into place, which fails if a lock exists) naming its owner: pid, host, command line.
 // A lock whose owner process is gone (same host) is stale and is taken over. Locks are released by
 // release() and, as a last resort, when the process exits. Node-only.
-import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -51,9 +51,15 @@ export function lockFile(path: string, flag: string): Lock {
  *  so a bad --out or a second writer fails fast). */
 export async function withFolderLock<T>(dir: string, flag: string, fn: () => Promise<T>): Promise<T> {
   checkOutputDir(dir, flag);
+  const existed = existsSync(dir);
   const lock = lockFolder(dir, flag);
   try {
     return await fn();
+  } catch (err) {
+    lock.release();
+    // a command that failed (e.g. on a bad flag found late) leaves no empty folder it made itself
+    if (!existed && readdirSync(dir).length === 0) rmdirSync(dir);
+    throw err;
   } finally {
     lock.release();
   }

@@ -29,4 +29,12 @@ describe('one writer per output folder', () => {
       }
     });
   }
+
+  it('a command that fails after taking the lock leaves no empty output folder behind', async () => {
+    const out = join(tmp, 'never-made');
+    const r = await wmrlProcess(tmp, 'eval', '--policy', 'no-such-policy.onnx', '--task', 'push', '--episodes', '1', '--out', out);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--policy: model file "no-such-policy\.onnx" does not exist/);
+    expect(existsSync(out)).toBe(false);
+  });
 });
