@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { clamp } from '../core/dmath.ts';
-import { InputError } from '../core/errors.ts';
-import { formatZodError } from '../core/spec.ts';
+import { parseInput } from '../core/input-file.ts';
 
 // GRPO group advantages (design 7.6) with the optional weights of 7.5: a per-group weight (the
 // denoiser's w on anchor groups) and per-rollout weights from ensemble reward variance.
@@ -127,11 +126,10 @@ export class Advantages {
   }
 
   static fromState(state: unknown): Advantages {
-    const parsed = AdvantageStateSchema.safeParse(state);
-    if (!parsed.success) throw new InputError(formatZodError(parsed.error, 'advantage state '));
-    const a = new Advantages(parsed.data.config);
-    a.groups = parsed.data.groups;
-    a.zeroVarianceGroups = parsed.data.zeroVarianceGroups;
+    const s = parseInput(state, AdvantageStateSchema, 'advantage state');
+    const a = new Advantages(s.config);
+    a.groups = s.groups;
+    a.zeroVarianceGroups = s.zeroVarianceGroups;
     return a;
   }
 }

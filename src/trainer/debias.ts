@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clamp } from '../core/dmath.ts';
 import { InputError } from '../core/errors.ts';
-import { formatZodError } from '../core/spec.ts';
+import { parseInput } from '../core/input-file.ts';
 
 // Online Debiasing (design 7.4, the paper's form): a monotone map f from world-model rewards to
 // physics rewards, refit from a FIFO of (r_wm, r_env) anchor pairs.
@@ -171,9 +171,7 @@ export class Debiaser {
 
   /** Restores a state from toState (e.g. parsed from a checkpoint's JSON); bad state is an InputError naming the field. */
   static fromState(state: unknown): Debiaser {
-    const parsed = DebiasStateSchema.safeParse(state);
-    if (!parsed.success) throw new InputError(formatZodError(parsed.error, 'debias state '));
-    const s = parsed.data;
+    const s = parseInput(state, DebiasStateSchema, 'debias state');
     const d = new Debiaser(s.config);
     d.seen = s.seen;
     d.refits = s.refits;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { clamp, dpow } from '../core/dmath.ts';
-import { InputError } from '../core/errors.ts';
-import { formatZodError } from '../core/spec.ts';
+import { parseInput } from '../core/input-file.ts';
 
 // Inverse-Variance Denoising (design 7.5, the paper's form): a weight w >= 1 on anchor-group
 // advantages that grows with the world model's disagreement with physics on anchor groups.
@@ -119,9 +118,7 @@ export class Denoiser {
   }
 
   static fromState(state: unknown): Denoiser {
-    const parsed = DenoiseStateSchema.safeParse(state);
-    if (!parsed.success) throw new InputError(formatZodError(parsed.error, 'denoise state '));
-    const s = parsed.data;
+    const s = parseInput(state, DenoiseStateSchema, 'denoise state');
     const d = new Denoiser(s.config);
     d.seen = s.seen;
     d.skipped = s.skipped;

@@ -3,6 +3,7 @@
 // committed as one unit (nn/checkpoint-file). Node-only.
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
+import { parseInput } from '../core/input-file.ts';
 import { loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
 import type { WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
 import type { CommitOptions } from '../store/index.ts';
@@ -35,10 +36,8 @@ export function saveWmCheckpoint(dir: string, ck: WmCheckpoint, commit?: CommitO
 
 export function loadWmCheckpoint(dir: string): WmCheckpoint {
   const c = loadTrainCheckpoint(dir, WM_CHECKPOINT_FORMAT);
-  const parsed = InfoSchema.safeParse(c.info);
-  if (!parsed.success) throw new InputError(parsed.error.issues.map((i) => `${dir}/checkpoint.json: info.${i.path.join('.')}: ${i.message}`).join('\n'));
+  const i = parseInput(c.info, InfoSchema, `${dir}/checkpoint.json info`);
   if (!c.extra.best) throw new InputError(`${dir}/checkpoint.json: stores.best: missing`);
-  const i = parsed.data;
   const state: TrainerState = { step: c.step, fitStep: i.fitStep, skipped: i.skipped, bestStep: i.bestStep, bestScore: i.bestScore, params: c.params, optimizer: c.optimizer, best: c.extra.best };
   return { config: i.config as WorldModelNetConfig & { members: number }, steps: i.steps, run: c.run, state };
 }
