@@ -24,3 +24,23 @@ export function std(xs: ArrayLike<number>): number {
   return Math.sqrt(s / xs.length);
 }
 
+/** Rank correlation (ties get their mean rank); 0 when either side is constant. */
+export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
+  const rank = (v: ArrayLike<number>) => {
+    const idx = Array.from({ length: v.length }, (_, i) => i).sort((a, b) => v[a] - v[b]);
+    const r = new Float64Array(v.length);
+    for (let i = 0; i < idx.length;) {
+      let j = i;
+      while (j + 1 < idx.length && v[idx[j + 1]] === v[idx[i]]) j++;
+      for (let k = i; k <= j; k++) r[idx[k]] = (i + j) / 2;
+      i = j + 1;
+    }
+    return r;
+  };
+  const a = rank(x), b = rank(y);
+  const n = a.length;
+  const ma = a.reduce((s, v) => s + v, 0) / n, mb = b.reduce((s, v) => s + v, 0) / n;
+  let sab = 0, saa = 0, sbb = 0;
+  for (let i = 0; i < n; i++) { sab += (a[i] - ma) * (b[i] - mb); saa += (a[i] - ma) ** 2; sbb += (b[i] - mb) ** 2; }
+  return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : 0;
+}

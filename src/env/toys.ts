@@ -77,6 +77,20 @@ abstract class ToyEnv implements Env {
 
   protected abstract progressOf(i: number): number;
 
+  /** Env i's position in its episode as [progress counter, steps taken] (branching tests). */
+  slotState(i: number): number[] {
+    return [this.state.progress[i], this.state.steps[i]];
+  }
+
+  /** Starts slots[j] in the episode of seeds[j] at a slotState() row (branching tests). */
+  async resetFrom(slots: readonly number[], seeds: readonly number[], rows: readonly ArrayLike<number>[]) {
+    const mask = Array.from({ length: this.numEnvs }, (_, i) => slots.includes(i));
+    const seed = Array.from({ length: this.numEnvs }, (_, i) => (slots.includes(i) ? seeds[slots.indexOf(i)] : 0));
+    const out = await this.reset({ seed, mask });
+    slots.forEach((i, j) => { this.state.progress[i] = rows[j][0]; this.state.steps[i] = rows[j][1]; });
+    return { obs: this.observe(), info: out.info };
+  }
+
   snapshot(): EnvSnapshot {
     const s = this.state;
     return { envId: this.spec.id, numEnvs: this.numEnvs, data: { seeds: s.seeds.slice(), steps: s.steps.slice(), done: s.done.slice(), progress: s.progress.slice(), codes: s.codes.slice() } };

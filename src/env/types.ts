@@ -33,6 +33,8 @@ export interface StepInfo {
   success: Uint8Array;
   /** Dense process score in [0, 1] (satisfied sub-predicates / S). */
   progress: Float64Array;
+  /** Learned engines: member variance of `progress` (undefined means exact). */
+  progressVar?: Float64Array;
   /** Named reward terms, exactly the names in spec.rewardTerms. */
   terms: Record<string, Float64Array>;
 }

@@ -203,6 +203,12 @@ export class TabletopEnv implements Env, Snapshottable, FrameSource {
     return this.tasks[i]!;
   }
 
+  /** Env i's arm joint angles and gripper command (0 open ... 1 closed), as its proprio reports it. */
+  armState(i: number): { q: Float64Array; grip: number } {
+    const sim = this.sim(i);
+    return { q: sim.q.slice(), grip: 1 - sim.grip / this.scene.robot.finger.maxOpening };
+  }
+
   /** Control steps taken in env i's current episode. */
   elapsed(i: number): number {
     this.sim(i);

@@ -43,6 +43,8 @@ export interface Episode {
   states?: Float32Array;
   /** Model policies: log-probability of each executed token, laid out like `actions`. */
   logp?: Float32Array;
+  /** Learned engines: member variance of `progress` at the last step. */
+  progressVar?: number;
 }
 
 export interface CollectOptions {
@@ -54,6 +56,10 @@ export interface CollectOptions {
   /** Privileged state of env i (flat), recorded after reset and after every step. */
   recordState?: (envIndex: number) => ArrayLike<number>;
   onEpisode?: (episode: Episode, done: number) => void;
+  /** Episode k ends (truncated) after horizons[k] steps if the env has not ended it before. */
+  horizons?: number[];
+  /** Starts episodes[j] in slots[j] instead of env.reset (branching from saved states). */
+  resetFrom?: (slots: number[], episodes: number[]) => Promise<{ obs: BatchObs; info: ResetInfo }>;
 }
 
 /** Run one episode per seed over the env's parallel slots; a finished slot is reset (masked) with the
@@ -77,8 +83,12 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
   const start = async (slots: number[]): Promise<BatchObs | null> => {
     const started = slots.filter(() => next < total).slice(0, total - next);
     if (started.length === 0) return null;
+    // on the first call, slots left without an episode start episode 0 too, unrecorded (envs
+    // require a reset before they step)
+    const filler = next === 0 ? slots.slice(started.length) : [];
     const seeds = new Array(n).fill(0);
     const mask = new Array(n).fill(false);
+    for (const i of filler) { seeds[i] = options.seeds[0]; mask[i] = true; }
     for (const i of started) {
       slot[i] = next;
       ctx.keys[i] = keys[next];
@@ -86,7 +96,9 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       seeds[i] = options.seeds[next++];
       mask[i] = true;
     }
-    const out = await env.reset({ seed: seeds, mask, keys: Array.from(ctx.keys) });
+    const out = options.resetFrom
+      ? await options.resetFrom([...started, ...filler], [...started.map((i) => slot[i]), ...filler.map(() => 0)])
+      : await env.reset({ seed: seeds, mask, keys: Array.from(ctx.keys) });
     for (const i of started) {
       buffers[i] = { ...fresh(), states: options.recordState ? Array.from(options.recordState(i)) : [], instruction: out.info.instruction?.[i] ?? '' };
     }
@@ -108,7 +120,8 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       ctx.steps[i]++;
       b.rewards.push(r.reward[i]);
       if (options.recordState) for (const x of Array.from(options.recordState(i))) b.states.push(x);
-      if (!r.terminated[i] && !r.truncated[i]) continue;
+      const cut = options.horizons !== undefined && b.rewards.length >= options.horizons[slot[i]];
+      if (!r.terminated[i] && !r.truncated[i] && !cut) continue;
       const episode: Episode = {
         seed: options.seeds[slot[i]],
         instruction: b.instruction,
@@ -120,6 +133,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
         rewards: Float32Array.from(b.rewards),
         states: options.recordState ? Float32Array.from(b.states) : undefined,
         logp: logp ? Float32Array.from(b.logp) : undefined,
+        progressVar: r.info.progressVar?.[i],
       };
       results[slot[i]] = episode;
       slot[i] = -1;

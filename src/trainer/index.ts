@@ -7,3 +7,4 @@ export * from './policy-trainer.ts';
 export * from './config.ts';
 export * from './rollouts.ts';
 export * from './loop.ts';
+export * from './measure.ts';

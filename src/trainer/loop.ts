@@ -7,21 +7,20 @@ import { join } from 'node:path';
 import { DRAW, Rng } from '../core/rng.ts';
 import { InputError } from '../core/errors.ts';
 import { canonicalJson, jsonLine } from '../core/spec.ts';
-import { wilson } from '../core/stats.ts';
 import type { Env } from '../env/types.ts';
 import { hasCheckpoint, loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
 import type { ParamStore } from '../nn/params.ts';
 import { savePolicy } from '../policy/model.ts';
-import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
+import { PolicySampler } from '../policy/sampler.ts';
 import type { VlaConfig } from '../policy/vla.ts';
-import { collectEpisodes } from '../rollout/index.ts';
 import { commitFiles, truncateMetrics } from '../store/index.ts';
 import { Advantages } from './advantages.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
 import { Debiaser } from './debias.ts';
 import { Denoiser } from './denoise.ts';
 import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
-import { type GroupJob, type Rollout, gradeInModel, jointLogp, runGroups } from './rollouts.ts';
+import { type BranchPoint, type Branching, type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp, runGroups } from './rollouts.ts';
+import { fidelity, evaluate } from './measure.ts';
 
 /** One task the policy trains on: its engines and its seeds. */
 export interface TrainTask {
@@ -30,6 +29,8 @@ export interface TrainTask {
   makeReal(numEnvs: number): Promise<Env>;
   /** The learned engine with the same spec (world-model groups, grading of anchors). */
   makeModel?(numEnvs: number): Promise<Env>;
+  /** Lets world-model groups start from real states visited by anchors (else whole episodes only). */
+  branching?: Branching;
   /** Env seed of training start k (train split) and of evaluation episode k (held-out split). */
   trainSeed(k: number): number;
   evalSeed(k: number): number;
@@ -48,7 +49,7 @@ export interface TrainHooks {
   shouldStop?(): boolean;
 }
 
-const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/1';
+const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/2';
 const START_RANGE = 1_000_000;
 
 /** Trains in `runDir` (config.json, metrics.jsonl, checkpoint, and policy.onnx at the end); `resume`
@@ -63,11 +64,12 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
 
   // state: policy, optimizer, reference, corrections; every random draw derives from (seed, iteration, ...)
   const ck = opts.resume ? loadCheckpoint(runDir, run) : null;
-  const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; totals: { physicsSteps: number; modelSteps: number } } | undefined;
+  const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; totals: { physicsSteps: number; modelSteps: number }; pool: BranchPoint[] } | undefined;
   const debiaser = info ? Debiaser.fromState(info.debias) : new Debiaser(cfg.debias);
   const denoiser = info ? Denoiser.fromState(info.denoise) : new Denoiser(cfg.denoise);
   const advantages = info ? Advantages.fromState(info.advantages) : new Advantages(cfg.advantages);
   const totals = info ? { ...info.totals } : { physicsSteps: 0, modelSteps: 0 };
+  const pool: BranchPoint[] = info ? info.pool : []; // FIFO of real states recent anchors visited
   const params = ck?.params ?? setup.policy.params;
   const reference = ck?.extra.reference ?? setup.policy.params;
   const start = ck?.step ?? 0;
@@ -84,55 +86,87 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const envs = await Promise.all(setup.tasks.map(async (t) => ({ real: flags.anchors || cfg.evalEvery > 0 ? await t.makeReal(cfg.numEnvs) : null, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null })));
   const save = (iteration: number) => saveTrainCheckpoint(runDir, CHECKPOINT_FORMAT, {
     step: iteration, run, params: trainer.params(), optimizer: trainer.exportOptimizer(), extra: { reference },
-    info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), totals },
+    info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), totals, pool },
   });
 
   let done = start;
   try {
     for (let it = start; it < cfg.iterations; it++) {
       const m: Record<string, number> = { iteration: it + 1 };
-      const clock = { physics: 0, model: 0, training: 0, eval: 0 };
+      const clock = { physics: 0, model: 0, training: 0, eval: 0, fidelity: 0 };
       const timed = async <T>(key: keyof typeof clock, f: () => Promise<T>): Promise<T> => {
         const t0 = performance.now();
         try { return await f(); } finally { clock[key] += (performance.now() - t0) / 1000; }
       };
+      const groupKeys = (g: number) => Array.from({ length: cfg.groupSize }, (_, k) => (it * cfg.groupsPerIteration + g) * cfg.groupSize + k);
+      const run = async (kind: 'anchor' | 'model', mine: GroupJob[]) => {
+        const t = mine[0].task;
+        const env = kind === 'anchor' ? envs[t].real! : envs[t].model!;
+        const branching = setup.tasks[t].branching;
+        const record = kind === 'anchor' && branching ? (slot: number) => branching.record(env, slot) : undefined;
+        const groups = await timed(kind === 'anchor' ? 'physics' : 'model', () => runGroups(env, sampler, mine, { seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, record, branching }));
+        const steps = groups.flat().reduce((n, r) => n + r.length, 0);
+        if (kind === 'anchor') totals.physicsSteps += steps;
+        else totals.modelSteps += steps;
+        mine.forEach((j, k) => rollouts.set(j, groups[k]));
+      };
+      const rollouts = new Map<GroupJob, Rollout[]>();
 
-      // 1. plan: which groups are anchors, their tasks and starts, one key per rollout
+      // 1. anchors in physics: whole episodes from train-split initial states, each task's groups in one batch
       const anchorCount = !flags.model ? cfg.groupsPerIteration : !flags.anchors ? 0 : Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)));
-      const jobs: GroupJob[] = Array.from({ length: cfg.groupsPerIteration }, (_, g) => {
+      const anchors: GroupJob[] = Array.from({ length: anchorCount }, (_, g) => {
         const rng = new Rng([cfg.seed, it, g], DRAW.groupStart);
         const task = rng.int(setup.tasks.length);
-        const first = (it * cfg.groupsPerIteration + g) * cfg.groupSize;
-        return { kind: g < anchorCount ? 'anchor' : 'model', task, start: setup.tasks[task].trainSeed(rng.int(START_RANGE)), keys: Array.from({ length: cfg.groupSize }, (_, k) => first + k) };
+        return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(rng.int(START_RANGE)), keys: groupKeys(g) };
       });
+      for (const t of setup.tasks.keys()) if (anchors.some((j) => j.task === t)) await run('anchor', anchors.filter((j) => j.task === t));
+      for (const j of anchors) for (const r of rollouts.get(j)!) if (r.states) pool.push(...branchPoints(j.task, r, cfg.branchEvery));
+      pool.splice(0, Math.max(0, pool.length - cfg.branchPool));
 
-      // 2. roll out: anchors in physics, the rest in the world model, each task's groups in one batch
-      const rollouts = new Map<GroupJob, Rollout[]>();
-      for (const [t, e] of envs.entries()) {
-        for (const kind of ['anchor', 'model'] as const) {
-          const mine = jobs.filter((j) => j.task === t && j.kind === kind);
-          if (!mine.length) continue;
-          const env = kind === 'anchor' ? e.real! : e.model!;
-          const groups = await timed(kind === 'anchor' ? 'physics' : 'model', () => runGroups(env, sampler, mine, { seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout }));
-          mine.forEach((j, k) => rollouts.set(j, groups[k]));
-          const steps = groups.flat().reduce((s, r) => s + r.length, 0);
-          if (kind === 'anchor') totals.physicsSteps += steps;
-          else totals.modelSteps += steps;
+      // 2. anchors graded by the world model the way its groups run (segments from their states, their own
+      //    actions; whole episodes for the initial-state share), then 3. debias, 4. denoise on f(r_wm)
+      const graded = new Map<GroupJob, GradedSegment[]>();
+      if (flags.model) {
+        for (const j of anchors) {
+          const { branching } = setup.tasks[j.task];
+          const forms = [branching && cfg.branchShare > 0 ? { every: cfg.branchEvery, horizon: cfg.horizon } : null, !branching || cfg.branchShare < 1 ? { every: Infinity, horizon: Infinity } : null];
+          const segs: GradedSegment[] = [];
+          for (const form of forms) if (form) segs.push(...(await timed('model', () => gradeSegments(envs[j.task].model!, branching, rollouts.get(j)!, form))));
+          totals.modelSteps += segs.reduce((n, sg) => n + sg.steps, 0);
+          for (const sg of segs) debiaser.add(sg.rWm, sg.rEnv);
+          graded.set(j, segs);
         }
       }
-
-      // 3. anchors graded by the world model the way model groups are, then 4. debias, 5. denoise
-      const anchors = jobs.filter((j) => j.kind === 'anchor');
-      const graded = new Map<GroupJob, number[]>();
-      for (const j of flags.model ? anchors : []) {
-        const rs = rollouts.get(j)!;
-        const rWm = await timed('model', () => gradeInModel(envs[j.task].model!, rs));
-        graded.set(j, rWm);
-        totals.modelSteps += rs.reduce((s, r) => s + r.length, 0);
-        rs.forEach((r, k) => debiaser.add(rWm[k], r.reward));
-      }
       const f = flags.debias ? (r: number) => debiaser.map(r) : (r: number) => r;
-      for (const j of anchors) if (graded.has(j)) denoiser.observe(graded.get(j)!.map(f), rollouts.get(j)!.map((r) => r.reward));
+      for (const segs of graded.values()) {
+        // one observation per start step: the group's members that reached it
+        for (const t of new Set(segs.map((sg) => `${sg.elapsed}:${sg.horizon}`))) {
+          const at = segs.filter((sg) => `${sg.elapsed}:${sg.horizon}` === t);
+          if (at.length >= 2) denoiser.observe(at.map((sg) => f(sg.rWm)), at.map((sg) => sg.rEnv));
+        }
+      }
+      if (flags.model && flags.anchors && cfg.fidelityEvery > 0 && (it + 1) % cfg.fidelityEvery === 0) {
+        Object.assign(m, await timed('fidelity', () => fidelity(setup.tasks, envs.map((e) => e.model!), anchors.map((j) => ({ task: j.task, rollouts: rollouts.get(j)! })), cfg)));
+      }
+
+      // 5. world-model groups: G rollouts from a real state of a recent anchor (horizon H) or, for the
+      //    rest, from a train-split initial state (whole episode)
+      const models: GroupJob[] = Array.from({ length: cfg.groupsPerIteration - anchorCount }, (_, k) => {
+        const g = anchorCount + k;
+        const rng = new Rng([cfg.seed, it, g], DRAW.groupStart);
+        const task = rng.int(setup.tasks.length);
+        const start = setup.tasks[task].trainSeed(rng.int(START_RANGE));
+        if (!(pool.length && rng.uniform() < cfg.branchShare)) return { kind: 'model', task, start, keys: groupKeys(g) };
+        const branch = pool[rng.int(pool.length)];
+        return { kind: 'model', task: branch.task, start: branch.seed, keys: groupKeys(g), branch, horizon: cfg.horizon };
+      });
+      for (const t of setup.tasks.keys()) {
+        for (const branched of [false, true]) {
+          const mine = models.filter((j) => j.task === t && !!j.branch === branched);
+          if (mine.length) await run('model', mine);
+        }
+      }
+      const jobs = [...anchors, ...models];
 
       // 6. advantages per group: anchors on r_env (weighted by w), model groups on f(r_wm)
       const w = flags.denoise ? denoiser.weight : 1;
@@ -141,7 +175,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       for (const j of jobs) {
         const rs = rollouts.get(j)!;
         const rewards = rs.map((r) => r.reward);
-        const a = j.kind === 'anchor' ? advantages.group(rewards, { groupWeight: w }) : advantages.worldModelGroup(rewards, f);
+        const a = j.kind === 'anchor' ? advantages.group(rewards, { groupWeight: w }) : advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((r) => r.rewardVar) });
         if (a.zeroVariance) zeroVariance++;
         rs.forEach((r, k) => { for (const s of r.samples) samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: 1 }); });
       }
@@ -164,7 +198,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       });
 
       // 8. held-out evaluation in physics, off the training clock
-      if (cfg.evalEvery > 0 && (it + 1) % cfg.evalEvery === 0) Object.assign(m, await timed('eval', () => evaluate(setup, envs.map((e) => e.real!), sampler, cfg)));
+      if (cfg.evalEvery > 0 && (it + 1) % cfg.evalEvery === 0) Object.assign(m, await timed('eval', () => evaluate(setup.tasks, envs.map((e) => e.real!), sampler, cfg)));
 
       // 9. log (namespaced scalars) and checkpoint
       const all = [...rollouts.entries()];
@@ -182,7 +216,8 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         'losses/policy': losses.policy / Math.max(1, losses.steps), 'losses/kl': losses.kl / Math.max(1, losses.steps),
         'losses/entropy': losses.entropy / Math.max(1, losses.steps), 'losses/clip_fraction': losses.clipFraction / Math.max(1, losses.steps),
         'losses/logp_gap': losses.logpGap, 'samples/rows': samples.length,
-        'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/eval_s': clock.eval,
+        'groups/branched': models.filter((j) => j.branch).length, 'branch/pool': pool.length,
+        'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/eval_s': clock.eval, 'time/fidelity_s': clock.fidelity,
       });
       m.step = it + 1;
       writeFileSync(metricsPath, jsonLine(m), { flag: 'a' });
@@ -206,16 +241,4 @@ function loadCheckpoint(runDir: string, run: unknown) {
   const ck = loadTrainCheckpoint(runDir, CHECKPOINT_FORMAT);
   if (canonicalJson(ck.run) !== canonicalJson(run)) throw new InputError(`--resume: the checkpoint in ${runDir} belongs to a run with another config or tasks`);
   return ck;
-}
-
-/** Success of the current policy on held-out episodes of every task (physics, temperature 1). */
-async function evaluate(setup: TrainSetup, envs: Env[], sampler: PolicySampler, cfg: TrainConfig): Promise<Record<string, number>> {
-  const policy = samplerPolicy(sampler, { seed: cfg.seed, temperature: 1 });
-  const results = [];
-  for (const [t, env] of envs.entries()) {
-    const seeds = Array.from({ length: cfg.evalEpisodes }, (_, k) => setup.tasks[t].evalSeed(k));
-    results.push(...(await collectEpisodes(env, policy, { seeds })));
-  }
-  const w = wilson(results.filter((e) => e.success).length, results.length);
-  return { 'eval/success': w.rate, 'eval/ci_low': w.low, 'eval/ci_high': w.high, 'eval/progress': results.reduce((s, e) => s + e.progress, 0) / results.length, 'eval/episodes': results.length };
 }

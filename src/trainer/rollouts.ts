@@ -1,14 +1,35 @@
-// Rollout groups as self-contained jobs: (policy, env, start seed, rollout keys) in, trajectories out;
-// every random draw comes from (run seed, rollout key, step), so a job's result never depends on the
-// process, the batch it shares or its slot. Also: the reservoir of steps that enter the loss, the
-// world model's grading of physics rollouts (the same start, the anchor's own actions), and the
-// reference policy's log-probs.
+// Rollout groups as self-contained jobs: (policy, env, start, rollout keys) in, trajectories out; every
+// random draw comes from (run seed, rollout key, step), so a job's result never depends on the process,
+// the batch it shares or its slot. Also: the reservoir of steps that enter the loss, branching from
+// real states, the world model's grading of physics rollouts on segments, and the reference log-probs.
 import { DRAW, drawRng } from '../core/rng.ts';
-import type { BatchAction, BatchObs, Env } from '../env/types.ts';
+import type { BatchAction, BatchObs, Env, ResetInfo } from '../env/types.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
 import { samplerPolicy } from '../policy/sampler.ts';
-import { collectEpisodes, type Policy } from '../rollout/index.ts';
+import { collectEpisodes, type CollectOptions, type Policy } from '../rollout/index.ts';
 import { obsRow, stackObs } from './policy-trainer.ts';
+
+/** A real state an anchor rollout visited: where world-model groups branch (design 7.2). */
+export interface BranchPoint {
+  /** Index of the task in the setup. */
+  task: number;
+  /** Env seed of the episode (its task instance). */
+  seed: number;
+  /** Steps the episode had taken when it was in this state. */
+  elapsed: number;
+  /** The state as the task's `record` wrote it. */
+  row: number[];
+}
+
+/** What a task offers so that world-model rollouts can start from real states. */
+export interface Branching {
+  /** The state of slot i of the real env, as a flat row (recorded after reset and every step). */
+  record(real: Env, slot: number): ArrayLike<number>;
+  /** The process score Φ of a recorded row in the episode of `seed`. */
+  progress(seed: number, row: ArrayLike<number>): number;
+  /** Starts model slots[j] at starts[j] (`key`: the rollout's random draws). */
+  resetFrom(model: Env, slots: number[], starts: { seed: number; key: number; elapsed: number; row: ArrayLike<number> }[]): Promise<{ obs: BatchObs; info: ResetInfo }>;
+}
 
 /** One group of G rollouts from one start. */
 export interface GroupJob {
@@ -18,6 +39,9 @@ export interface GroupJob {
   start: number;
   /** One key per rollout: its random draws and its identity. */
   keys: number[];
+  /** Model groups: start from this real state instead of the initial state, for `horizon` steps. */
+  branch?: BranchPoint;
+  horizon?: number;
 }
 
 /** One step that enters the loss: the observation as a batch of one, the tokens, the sampler's joint log-prob. */
@@ -32,10 +56,14 @@ export interface Rollout {
   seed: number;
   /** Trajectory reward: the process score Φ at the rollout's last step (1 on success). */
   reward: number;
+  /** Learned engines: member variance of that reward. */
+  rewardVar: number;
   success: boolean;
   length: number;
   /** Executed tokens, length x dims, step-major. */
   actions: Int32Array;
+  /** Recorded states ((length + 1) rows) when the job asked for them. */
+  states?: Float32Array;
   samples: StepSample[];
 }
 
@@ -66,42 +94,86 @@ function recordingPolicy(sampler: PolicySampler, seed: number, k: number): Polic
   };
 }
 
+export interface RunGroupsOptions {
+  seed: number;
+  samplesPerRollout: number;
+  /** Anchors: record every state (for branch points, segment grading and the world-model refresh). */
+  record?: (slot: number) => ArrayLike<number>;
+  /** Jobs with a branch start through it (the task's Branching). */
+  branching?: Branching;
+}
+
 /** Runs every rollout of `jobs` (all on one task) in `env`; returns them group by group. */
-export async function runGroups(env: Env, sampler: PolicySampler, jobs: readonly GroupJob[], o: { seed: number; samplesPerRollout: number }): Promise<Rollout[][]> {
+export async function runGroups(env: Env, sampler: PolicySampler, jobs: readonly GroupJob[], o: RunGroupsOptions): Promise<Rollout[][]> {
   const policy = recordingPolicy(sampler, o.seed, o.samplesPerRollout);
-  const seeds = jobs.flatMap((j) => j.keys.map(() => j.start));
-  const keys = jobs.flatMap((j) => j.keys);
-  const episodes = await collectEpisodes(env, policy, { seeds, keys });
+  const flat = jobs.flatMap((j) => j.keys.map((key) => ({ job: j, key })));
+  const options: CollectOptions = { seeds: flat.map((r) => r.job.branch?.seed ?? r.job.start), keys: flat.map((r) => r.key), recordState: o.record };
+  if (jobs.some((j) => j.horizon !== undefined)) options.horizons = flat.map((r) => r.job.horizon ?? Infinity);
+  if (jobs.some((j) => j.branch)) {
+    if (!o.branching) throw new Error('runGroups: branched jobs need the task\'s branching');
+    const branching = o.branching;
+    options.resetFrom = (slots, episodes) => branching.resetFrom(env, slots, episodes.map((k) => {
+      const { job, key } = flat[k];
+      if (!job.branch) throw new Error('runGroups: branched and initial-state jobs must run in separate calls');
+      return { seed: job.branch.seed, key, elapsed: job.branch.elapsed, row: job.branch.row };
+    }));
+  }
+  const episodes = await collectEpisodes(env, policy, options);
   let k = 0;
   return jobs.map((j) => j.keys.map((key) => {
     const e = episodes[k++];
-    return { key, seed: e.seed, reward: e.progress, success: e.success, length: e.length, actions: e.actions, samples: (policy.reservoirs.get(key) ?? []).filter(Boolean) };
+    return {
+      key, seed: e.seed, reward: e.progress, rewardVar: e.progressVar ?? 0, success: e.success, length: e.length, actions: e.actions,
+      states: e.states, samples: (policy.reservoirs.get(key) ?? []).filter(Boolean),
+    };
   }));
 }
 
-/** The world model's reward for physics rollouts graded the way world-model groups are: from the same
- *  start (same seed and key), the rollout's own actions replayed for its own length; Φ at its last step. */
-export async function gradeInModel(model: Env, rollouts: readonly Rollout[]): Promise<number[]> {
-  const n = model.numEnvs;
-  const dims = model.spec.action.map((e) => e.name);
-  const out: number[] = [];
-  for (let at = 0; at < rollouts.length; at += n) {
-    const chunk = rollouts.slice(at, at + n);
-    const pad = (i: number) => chunk[Math.min(i, chunk.length - 1)];
-    await model.reset({ seed: Array.from({ length: n }, (_, i) => pad(i).seed), keys: Array.from({ length: n }, (_, i) => pad(i).key) });
-    const longest = Math.max(...chunk.map((r) => r.length));
-    const reward = new Array<number>(chunk.length).fill(0);
-    for (let t = 0; t < longest; t++) {
-      const action: BatchAction = Object.fromEntries(dims.map((d, j) => [d, Int32Array.from({ length: n }, (_, i) => {
-        const r = pad(i);
-        return t < r.length ? r.actions[t * dims.length + j] : 0;
-      })]));
-      const step = await model.step(action);
-      chunk.forEach((r, i) => { if (t === r.length - 1) reward[i] = step.info.progress[i]; });
-    }
-    out.push(...reward);
-  }
+/** Branch points of a recorded rollout: its states every `every` steps before its end. */
+export function branchPoints(task: number, r: Rollout, every: number): BranchPoint[] {
+  if (!r.states) throw new Error('branchPoints: the rollout recorded no states');
+  const width = r.states.length / (r.length + 1);
+  const out: BranchPoint[] = [];
+  for (let t = 0; t < r.length; t += every) out.push({ task, seed: r.seed, elapsed: t, row: Array.from(r.states.subarray(t * width, (t + 1) * width)) });
   return out;
+}
+
+/** A segment of a physics rollout graded in the world model: r_wm from the start state with the
+ *  rollout's own actions replayed, r_env the real Φ at the same step, phi0 the real Φ at its start. */
+export interface GradedSegment { rollout: number; elapsed: number; horizon: number; steps: number; rWm: number; rEnv: number; phi0: number }
+
+/** Grades physics rollouts the way world-model groups run: from their recorded states every `every`
+ *  steps, `horizon` steps of their own actions (Infinity: to the rollout's end). Without branching
+ *  only whole episodes can be graded (from the initial state, through the model's reset). */
+export async function gradeSegments(model: Env, branching: Branching | undefined, rollouts: readonly Rollout[], o: { every: number; horizon: number }): Promise<GradedSegment[]> {
+  if (!branching && (Number.isFinite(o.every) || Number.isFinite(o.horizon))) throw new Error('gradeSegments: segments need the task\'s branching');
+  const D = model.spec.action.length;
+  const dims = model.spec.action.map((e) => e.name);
+  const segs = rollouts.flatMap((r, k) => {
+    const starts = branching ? branchPoints(0, r, o.every) : [{ task: 0, seed: r.seed, elapsed: 0, row: [] }];
+    return starts.map((p) => ({ r, k, p, len: Math.min(o.horizon, r.length - p.elapsed) }));
+  });
+  if (!segs.length) return [];
+  const replay: Policy = {
+    act(_obs, ctx) {
+      const actions: BatchAction = Object.fromEntries(dims.map((d, j) => [d, Int32Array.from(ctx.keys, (key, i) => {
+        if (key < 0) return 0;
+        const s = segs[key];
+        return s.r.actions[(s.p.elapsed + Math.min(ctx.steps[i], s.len - 1)) * D + j];
+      })]));
+      return { actions };
+    },
+  };
+  const episodes = await collectEpisodes(model, replay, {
+    seeds: segs.map((s) => s.r.seed), keys: segs.map((_, k) => k), horizons: segs.map((s) => s.len),
+    resetFrom: branching && ((slots, eps) => branching.resetFrom(model, slots, eps.map((k) => ({ seed: segs[k].r.seed, key: segs[k].r.key, elapsed: segs[k].p.elapsed, row: segs[k].p.row })))),
+  });
+  const rowAt = (r: Rollout, t: number) => r.states!.subarray((t * r.states!.length) / (r.length + 1), ((t + 1) * r.states!.length) / (r.length + 1));
+  return segs.map((s, k) => ({
+    rollout: s.k, elapsed: s.p.elapsed, horizon: o.horizon, steps: episodes[k].length, rWm: episodes[k].progress,
+    rEnv: branching ? branching.progress(s.r.seed, rowAt(s.r, s.p.elapsed + s.len)) : s.r.reward,
+    phi0: branching ? branching.progress(s.r.seed, s.p.row) : 0,
+  }));
 }
 
 /** The joint log-prob (float32 per dimension, summed in config order) of each sample's tokens under `sampler`. */

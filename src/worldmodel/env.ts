@@ -180,21 +180,23 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
     const reward = new Float64Array(n);
     const rewardVar = new Float64Array(n);
     const meanProgress = new Float64Array(n);
+    const progressVar = new Float64Array(n);
     const pred = await this.dynamics.predict(this.states, action, rows);
     const K = this.dynamics.members;
     const R = rows.length;
     const grip = action.grip;
     rows.forEach((i, r) => {
       const task = this.tasks[i]!;
-      let sum = 0, sum2 = 0, prog = 0;
+      let sum = 0, sum2 = 0, prog = 0, prog2 = 0;
       for (let k = 0; k < K; k++) {
         const sc = scoreTask(this.scene, task, unpackStateInto(pred.members, (k * R + r) * S, this.scratch));
         const v = sc.success ? 1 : 0;
-        sum += v; sum2 += v * v; prog += sc.progress;
+        sum += v; sum2 += v * v; prog += sc.progress; prog2 += sc.progress * sc.progress;
       }
       reward[i] = sum / K;
       rewardVar[i] = Math.max(0, sum2 / K - reward[i] * reward[i]);
       meanProgress[i] = prog / K;
+      progressVar[i] = Math.max(0, prog2 / K - meanProgress[i] * meanProgress[i]);
       const src = this.sampling === 'member' ? pred.members.subarray((this.pickMember(i) * R + r) * S) : pred.mean.subarray(r * S);
       this.states.set(src.subarray(0, S), i * S);
       b.grip[i] = grip[i] / (this.gripBins - 1); // proprio grip_command: 0 open ... 1 closed
@@ -215,7 +217,7 @@ export class WorldModelEnv implements Env, Snapshottable, FrameSource {
       rewardVar,
       terminated: b.terminated.slice(),
       truncated: b.truncated.slice(),
-      info: { source: 'world-model', success, progress: b.progress.slice(), terms: { success: reward.slice(), progress: meanProgress } },
+      info: { source: 'world-model', success, progress: b.progress.slice(), progressVar, terms: { success: reward.slice(), progress: meanProgress } },
     };
   }
 

@@ -1,6 +1,7 @@
 // Held-out evaluation of a dynamics against recorded physics episodes: 1-step error per state group,
 // open-loop error at several horizons, reward calibration (bias, rank correlation) and the
 // hallucinated-success rate (the world model says success where physics does not).
+import { spearman } from '../core/stats.ts';
 import type { BatchAction } from '../env/types.ts';
 import type { Scene } from '../scene/schema.ts';
 import { sampleTask } from '../task/sample.ts';
@@ -83,26 +84,6 @@ class ErrorSum {
     const n = Math.max(1, this.s.n);
     return { ee_m: this.s.ee / n, fingers_m: this.s.f / n, objects_m: this.s.o / n, task_object_m: this.s.task / n, n: this.s.n };
   }
-}
-
-export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
-  const rank = (v: ArrayLike<number>) => {
-    const idx = Array.from({ length: v.length }, (_, i) => i).sort((a, b) => v[a] - v[b]);
-    const r = new Float64Array(v.length);
-    for (let i = 0; i < idx.length;) {
-      let j = i;
-      while (j + 1 < idx.length && v[idx[j + 1]] === v[idx[i]]) j++;
-      for (let k = i; k <= j; k++) r[idx[k]] = (i + j) / 2;
-      i = j + 1;
-    }
-    return r;
-  };
-  const a = rank(x), b = rank(y);
-  const n = a.length;
-  const ma = a.reduce((s, v) => s + v, 0) / n, mb = b.reduce((s, v) => s + v, 0) / n;
-  let sab = 0, saa = 0, sbb = 0;
-  for (let i = 0; i < n; i++) { sab += (a[i] - ma) * (b[i] - mb); saa += (a[i] - ma) ** 2; sbb += (b[i] - mb) ** 2; }
-  return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : 0;
 }
 
 /** Evaluates `dyn` on recorded episodes (states and actions from physics). */

@@ -12,3 +12,4 @@ export * from './plot.ts';
 export * from './loss.ts';
 export * from './refresh.ts';
 export * from './checkpoint-file.ts';
+export * from './branching.ts';

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ActionCoder, EnsembleDynamics, evaluateDynamics, stateGroups, limitsFromScene, loadWmCheckpoint, saveWmCheckpoint, spearman, stateLayout, stepsForBudget, TransitionSet, WorldModelTrainer } from '../../src/worldmodel/index.ts';
+import { spearman } from '../../src/core/stats.ts';
+import { ActionCoder, EnsembleDynamics, evaluateDynamics, stateGroups, limitsFromScene, loadWmCheckpoint, saveWmCheckpoint, stateLayout, stepsForBudget, TransitionSet, WorldModelTrainer } from '../../src/worldmodel/index.ts';
 import type { ParamStore } from '../../src/nn/params.ts';
 import { knownDynamicsEpisodes, scene, specOf } from './helpers.ts';
 

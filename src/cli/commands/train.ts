@@ -8,7 +8,7 @@ import { loadPolicy } from '../../policy/model.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
 import { splitSeed } from '../../task/index.ts';
 import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig, type TrainTask } from '../../trainer/index.ts';
-import { openWorldModelEnv } from '../../worldmodel/index.ts';
+import { openWorldModelEnv, tabletopBranching } from '../../worldmodel/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
@@ -42,6 +42,7 @@ function tabletopTasks(s: SetupFile): TrainTask[] {
       id: taskId,
       makeReal: (numEnvs) => createTabletopEnv({ scene, taskId, numEnvs }),
       makeModel: existsSync(s.worldModel) ? (numEnvs) => openWorldModelEnv(s.worldModel, { scene, spec, numEnvs }) : undefined,
+      branching: tabletopBranching(scene, taskId),
       trainSeed: (k) => splitSeed(scene, 'train', k),
       evalSeed: (k) => splitSeed(scene, 'heldout', k),
     };

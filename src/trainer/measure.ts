@@ -1,0 +1,51 @@
+// Measurements beside training, off its clock: the world model's reward fidelity against physics on
+// the current policy's anchors per horizon, and held-out success in physics.
+import { mean, spearman, wilson } from '../core/stats.ts';
+import type { Env } from '../env/types.ts';
+import { type PolicySampler, samplerPolicy } from '../policy/sampler.ts';
+import { collectEpisodes } from '../rollout/index.ts';
+import type { TrainConfig } from './config.ts';
+import type { TrainTask } from './loop.ts';
+import { type GradedSegment, type Rollout, gradeSegments } from './rollouts.ts';
+
+/** Fidelity statistics of graded segments: rank correlation of r_wm with r_env and of their gains over
+ *  the start's Φ, bias mean(r_wm − r_env), and the share of gains with the same sign. */
+export function fidelityStats(segs: readonly GradedSegment[]): { pairs: number; rankCorr: number; gainRankCorr: number; bias: number; signAgreement: number } {
+  const rWm = segs.map((s) => s.rWm);
+  const rEnv = segs.map((s) => s.rEnv);
+  const gWm = segs.map((s) => s.rWm - s.phi0);
+  const gEnv = segs.map((s) => s.rEnv - s.phi0);
+  const sign = (x: number) => (Math.abs(x) < 1e-9 ? 0 : Math.sign(x));
+  return {
+    pairs: segs.length, rankCorr: spearman(rWm, rEnv), gainRankCorr: spearman(gWm, gEnv),
+    bias: segs.length ? mean(rWm) - mean(rEnv) : 0, signAgreement: segs.length ? segs.filter((s, k) => sign(gWm[k]) === sign(gEnv[k])).length / segs.length : 0,
+  };
+}
+
+/** The world model graded against physics on this iteration's anchors at each of cfg.fidelityHorizons. */
+export async function fidelity(tasks: readonly TrainTask[], models: readonly Env[], groups: readonly { task: number; rollouts: Rollout[] }[], cfg: TrainConfig): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const h of cfg.fidelityHorizons) {
+    const segs: GradedSegment[] = [];
+    for (const g of groups) {
+      const { branching } = tasks[g.task];
+      if (branching) segs.push(...(await gradeSegments(models[g.task], branching, g.rollouts, { every: cfg.branchEvery, horizon: h })));
+    }
+    if (!segs.length) continue;
+    const s = fidelityStats(segs);
+    Object.assign(out, { [`fidelity/h${h}/pairs`]: s.pairs, [`fidelity/h${h}/rank_corr`]: s.rankCorr, [`fidelity/h${h}/gain_rank_corr`]: s.gainRankCorr, [`fidelity/h${h}/bias`]: s.bias, [`fidelity/h${h}/sign_agreement`]: s.signAgreement });
+  }
+  return out;
+}
+
+/** Success of the current policy on held-out episodes of every task (physics, temperature 1). */
+export async function evaluate(tasks: readonly TrainTask[], envs: readonly Env[], sampler: PolicySampler, cfg: TrainConfig): Promise<Record<string, number>> {
+  const policy = samplerPolicy(sampler, { seed: cfg.seed, temperature: 1 });
+  const results = [];
+  for (const [t, env] of envs.entries()) {
+    const seeds = Array.from({ length: cfg.evalEpisodes }, (_, k) => tasks[t].evalSeed(k));
+    results.push(...(await collectEpisodes(env, policy, { seeds })));
+  }
+  const w = wilson(results.filter((e) => e.success).length, results.length);
+  return { 'eval/success': w.rate, 'eval/ci_low': w.low, 'eval/ci_high': w.high, 'eval/progress': mean(results.map((e) => e.progress)), 'eval/episodes': results.length };
+}
