@@ -8,3 +8,4 @@ export * from './config.ts';
 export * from './rollouts.ts';
 export * from './loop.ts';
 export * from './measure.ts';
+export * from './refresh-state.ts';

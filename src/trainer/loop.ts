@@ -21,6 +21,7 @@ import { Denoiser } from './denoise.ts';
 import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
 import { type BranchPoint, type Branching, type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp, runGroups } from './rollouts.ts';
 import { fidelity, evaluate } from './measure.ts';
+import { type RealEpisode, type RefreshableModel, packEpisodes, packModelState, unpackEpisodes, unpackModelState } from './refresh-state.ts';
 
 /** One task the policy trains on: its engines and its seeds. */
 export interface TrainTask {
@@ -41,6 +42,8 @@ export interface TrainSetup {
   /** The policy to post-train; its initial parameters are also the KL reference. specHash: the env
    *  interface it was made for (copied into the trained policy file). */
   policy: { config: VlaConfig; params: ParamStore; specHash: string };
+  /** The world model behind every task's makeModel, when it can be refreshed from anchors. */
+  worldModel?: RefreshableModel;
 }
 
 export interface TrainHooks {
@@ -64,11 +67,12 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
 
   // state: policy, optimizer, reference, corrections; every random draw derives from (seed, iteration, ...)
   const ck = opts.resume ? loadCheckpoint(runDir, run) : null;
-  const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; totals: { physicsSteps: number; modelSteps: number }; pool: BranchPoint[] } | undefined;
+  const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; totals: { physicsSteps: number; modelSteps: number; refreshes: number }; pool: BranchPoint[];
+    refresh: { episodes: Parameters<typeof unpackEpisodes>[1]; model: Parameters<typeof unpackModelState>[1] | null } } | undefined;
   const debiaser = info ? Debiaser.fromState(info.debias) : new Debiaser(cfg.debias);
   const denoiser = info ? Denoiser.fromState(info.denoise) : new Denoiser(cfg.denoise);
   const advantages = info ? Advantages.fromState(info.advantages) : new Advantages(cfg.advantages);
-  const totals = info ? { ...info.totals } : { physicsSteps: 0, modelSteps: 0 };
+  const totals = info ? { ...info.totals } : { physicsSteps: 0, modelSteps: 0, refreshes: 0 };
   const pool: BranchPoint[] = info ? info.pool : []; // FIFO of real states recent anchors visited
   const params = ck?.params ?? setup.policy.params;
   const reference = ck?.extra.reference ?? setup.policy.params;
@@ -84,16 +88,27 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const trainer = await PolicyTrainer.create(setup.policy.config, params, { batch: cfg.batch, lr: cfg.lr, weightDecay: cfg.weightDecay, maxGradNorm: cfg.maxGradNorm, coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef }, runtime });
   if (ck) trainer.importOptimizer(ck.optimizer);
   const envs = await Promise.all(setup.tasks.map(async (t) => ({ real: flags.anchors || cfg.evalEvery > 0 ? await t.makeReal(cfg.numEnvs) : null, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null })));
-  const save = (iteration: number) => saveTrainCheckpoint(runDir, CHECKPOINT_FORMAT, {
-    step: iteration, run, params: trainer.params(), optimizer: trainer.exportOptimizer(), extra: { reference },
-    info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), totals, pool },
-  });
+  // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
+  const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
+  const buffer: (RealEpisode & { validation: boolean })[] = info && ck ? unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes) : [];
+  if (refreshing && buffer.length) {
+    for (const validation of [false, true]) refreshing.addEpisodes(buffer.filter((e) => e.validation === validation), { validation });
+    if (info!.refresh.model) await refreshing.restore(unpackModelState(ck!.extra, info!.refresh.model));
+  }
+  const save = (iteration: number) => {
+    const episodes = packEpisodes(buffer);
+    const model = refreshing && totals.refreshes > 0 ? packModelState(refreshing.exportState()) : null;
+    saveTrainCheckpoint(runDir, CHECKPOINT_FORMAT, {
+      step: iteration, run, params: trainer.params(), optimizer: trainer.exportOptimizer(), extra: { reference, refreshBuffer: episodes.store, ...model?.stores },
+      info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), totals, pool, refresh: { episodes: episodes.meta, model: model?.info ?? null } },
+    });
+  };
 
   let done = start;
   try {
     for (let it = start; it < cfg.iterations; it++) {
       const m: Record<string, number> = { iteration: it + 1 };
-      const clock = { physics: 0, model: 0, training: 0, eval: 0, fidelity: 0 };
+      const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0 };
       const timed = async <T>(key: keyof typeof clock, f: () => Promise<T>): Promise<T> => {
         const t0 = performance.now();
         try { return await f(); } finally { clock[key] += (performance.now() - t0) / 1000; }
@@ -122,6 +137,23 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       for (const t of setup.tasks.keys()) if (anchors.some((j) => j.task === t)) await run('anchor', anchors.filter((j) => j.task === t));
       for (const j of anchors) for (const r of rollouts.get(j)!) if (r.states) pool.push(...branchPoints(j.task, r, cfg.branchEvery));
       pool.splice(0, Math.max(0, pool.length - cfg.branchPool));
+
+      // 1b. the world-model refresh: anchor transitions in, retraining every refreshEvery physics steps
+      let refreshed: Awaited<ReturnType<RefreshableModel['refresh']>> | null = null;
+      if (refreshing) {
+        const before = totals.physicsSteps - anchors.reduce((n, j) => n + rollouts.get(j)!.reduce((s, r) => s + r.length, 0), 0);
+        for (const j of anchors) {
+          for (const r of rollouts.get(j)!) {
+            const e = { taskId: setup.tasks[j.task].id, seed: r.seed, policy: 'anchor', length: r.length, states: r.states!, actions: r.actions, validation: r.key % 5 === 0 };
+            buffer.push(e);
+            refreshing.addEpisodes([e], { validation: e.validation });
+          }
+        }
+        if (Math.floor(totals.physicsSteps / cfg.refreshEvery) > Math.floor(before / cfg.refreshEvery)) {
+          refreshed = await timed('refresh', () => refreshing.refresh({ steps: cfg.refreshSteps, lr: cfg.refreshLr }));
+          totals.refreshes++;
+        }
+      }
 
       // 2. anchors graded by the world model the way its groups run (segments from their states, their own
       //    actions; whole episodes for the initial-state share), then 3. debias, 4. denoise on f(r_wm)
@@ -217,7 +249,8 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         'losses/entropy': losses.entropy / Math.max(1, losses.steps), 'losses/clip_fraction': losses.clipFraction / Math.max(1, losses.steps),
         'losses/logp_gap': losses.logpGap, 'samples/rows': samples.length,
         'groups/branched': models.filter((j) => j.branch).length, 'branch/pool': pool.length,
-        'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/eval_s': clock.eval, 'time/fidelity_s': clock.fidelity,
+        'refresh/count': totals.refreshes, 'refresh/transitions': refreshed?.transitions ?? 0, 'refresh/val_mse': refreshed?.bestValMse ?? 0,
+        'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/refresh_s': clock.refresh, 'time/eval_s': clock.eval, 'time/fidelity_s': clock.fidelity,
       });
       m.step = it + 1;
       writeFileSync(metricsPath, jsonLine(m), { flag: 'a' });

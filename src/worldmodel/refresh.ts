@@ -4,10 +4,12 @@
 import type { EnvSpec } from '../core/spec.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { Scene } from '../scene/schema.ts';
+import { InputError } from '../core/errors.ts';
 import { TransitionSet, type EpisodeData } from './dataset.ts';
+import { assertSameSpec, WorldModelEnv } from './env.ts';
 import type { EnsembleDynamics } from './dynamics.ts';
 import { loadEnsembleDynamics, saveWmModel, type WmMeta } from './model-file.ts';
-import { WorldModelTrainer, type FitResult } from './trainer.ts';
+import { WorldModelTrainer, type FitResult, type TrainerState } from './trainer.ts';
 
 export interface RefreshResult extends FitResult {
   /** Transitions in the refresh buffer when the refresh ran. */
@@ -26,14 +28,46 @@ export class OnlineWorldModel {
   static async open(path: string, scene: Scene, spec: EnvSpec, opts: { val?: readonly EpisodeData[]; batch?: number; seed?: number } = {}): Promise<OnlineWorldModel> {
     const { dynamics, meta, params } = await loadEnsembleDynamics(path, scene, spec);
     const buffer = new TransitionSet(dynamics.layout, dynamics.coder);
-    const val = opts.val?.length ? TransitionSet.fromEpisodes(dynamics.layout, dynamics.coder, opts.val) : null;
+    const val = TransitionSet.fromEpisodes(dynamics.layout, dynamics.coder, opts.val ?? []);
     const trainer = await WorldModelTrainer.create(buffer, val, { config: dynamics.config, init: params, batch: opts.batch ?? 256, seed: opts.seed ?? 0 });
     return new OnlineWorldModel(dynamics, trainer, meta);
   }
 
-  /** New physics episodes for the next refresh (normalisers stay those of the original training). */
-  addEpisodes(episodes: readonly EpisodeData[]): number {
-    return this.trainer.addTransitions(episodes);
+  /** New physics episodes for the next refresh (normalisers stay those of the original training), or
+   *  with `validation` for choosing the weights kept. State rows may carry extra columns after the
+   *  dynamics state (e.g. arm joints); they are dropped. Returns the transitions added. */
+  addEpisodes(episodes: readonly EpisodeData[], o: { validation?: boolean } = {}): number {
+    const S = this.dynamics.layout.stateDim;
+    const trimmed = episodes.map((e) => {
+      const width = e.states.length / (e.length + 1);
+      if (width === S) return e;
+      const states = new Float32Array((e.length + 1) * S);
+      for (let t = 0; t <= e.length; t++) states.set(e.states.subarray(t * width, t * width + S), t * S);
+      return { ...e, states };
+    });
+    if (!o.validation) return this.trainer.addTransitions(trimmed);
+    this.trainer.val!.append(trimmed);
+    return trimmed.reduce((n, e) => n + e.length, 0);
+  }
+
+  /** The refresh trainer's whole state (a checkpoint; the buffers are the caller's to keep). */
+  exportState(): TrainerState {
+    return this.trainer.exportState();
+  }
+
+  /** Continues from exportState() (with the same episodes added again) and re-bakes the dynamics. */
+  async restore(state: TrainerState): Promise<void> {
+    this.trainer.restore({ ...state, fitStep: 0, skipped: 0, bestStep: -1 });
+    await this.dynamics.update(this.trainer.params());
+  }
+
+  /** A WorldModelEnv for one task on the shared dynamics (refreshes reach it); the task's spec must be
+   *  the one the model stored. */
+  envFor(scene: Scene, spec: EnvSpec, numEnvs: number): WorldModelEnv {
+    const stored = this.meta.specs[spec.id];
+    if (!stored) throw new InputError(`world model: not trained for ${spec.id} (has ${Object.keys(this.meta.specs).join(', ')})`);
+    assertSameSpec(spec, stored, 'world model: stored spec');
+    return new WorldModelEnv({ scene, spec, numEnvs, dynamics: this.dynamics, ownsDynamics: false });
   }
 
   get transitions(): number {

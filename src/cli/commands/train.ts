@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -8,7 +7,7 @@ import { loadPolicy } from '../../policy/model.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
 import { splitSeed } from '../../task/index.ts';
 import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig, type TrainTask } from '../../trainer/index.ts';
-import { openWorldModelEnv, tabletopBranching } from '../../worldmodel/index.ts';
+import { OnlineWorldModel, tabletopBranching } from '../../worldmodel/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
@@ -34,19 +33,22 @@ type Opts = z.infer<typeof TrainOptions>;
 const SetupFileSchema = z.object({ policy: z.string(), worldModel: z.string(), task: z.string(), scene: z.string().optional() });
 type SetupFile = z.infer<typeof SetupFileSchema>;
 
-function tabletopTasks(s: SetupFile): TrainTask[] {
+/** The tabletop tasks and, for modes with world-model groups, one refreshable world model behind them all. */
+async function tabletopSetup(s: SetupFile, cfg: TrainConfig): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
   const scene = loadScene(s.scene);
-  return resolveTasks(scene, s.task).map((taskId) => {
-    const spec = tabletopSpec(scene, taskId, fixedCameras(scene));
-    return {
-      id: taskId,
-      makeReal: (numEnvs) => createTabletopEnv({ scene, taskId, numEnvs }),
-      makeModel: existsSync(s.worldModel) ? (numEnvs) => openWorldModelEnv(s.worldModel, { scene, spec, numEnvs }) : undefined,
-      branching: tabletopBranching(scene, taskId),
-      trainSeed: (k) => splitSeed(scene, 'train', k),
-      evalSeed: (k) => splitSeed(scene, 'heldout', k),
-    };
-  });
+  const ids = resolveTasks(scene, s.task);
+  const specs = ids.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
+  if (cfg.mode !== 'real') requireFile('--world-model', s.worldModel, 'world-model file');
+  const worldModel = cfg.mode !== 'real' ? await OnlineWorldModel.open(s.worldModel, scene, specs[0], { seed: cfg.seed }) : undefined;
+  const tasks = ids.map((taskId, k): TrainTask => ({
+    id: taskId,
+    makeReal: (numEnvs) => createTabletopEnv({ scene, taskId, numEnvs }),
+    makeModel: worldModel && (async (numEnvs) => worldModel.envFor(scene, specs[k], numEnvs)),
+    branching: tabletopBranching(scene, taskId),
+    trainSeed: (i) => splitSeed(scene, 'train', i),
+    evalSeed: (i) => splitSeed(scene, 'heldout', i),
+  }));
+  return { tasks, worldModel };
 }
 
 /** A new run: preset, then --config file, then flags. A resumed one: its own config, --iterations may grow. */
@@ -84,7 +86,8 @@ export function registerTrain(program: Command): void {
     .action(async (raw) => {
       const plan = runPlan(parseOptions(TrainOptions, raw));
       const model = await loadPolicy(plan.setup.policy);
-      const setup = { tasks: tabletopTasks(plan.setup), policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } };
+      const { tasks, worldModel } = await tabletopSetup(plan.setup, plan.cfg);
+      const setup = { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } };
       let last: Record<string, number> = {};
       let shown = 0;
       await withFolderLock(plan.dir, plan.resume ? '--resume' : '--out', async () => {
@@ -104,6 +107,7 @@ export function registerTrain(program: Command): void {
         } finally {
           release();
           bar.stop();
+          await worldModel?.close();
         }
         if (interrupted()) throw new InterruptedError(`interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`);
       });
