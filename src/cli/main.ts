@@ -13,6 +13,7 @@ import { registerRollout } from './commands/rollout.ts';
 import { registerTasks } from './commands/tasks.ts';
 import { registerWm } from './commands/wm.ts';
 import { registerShadow } from './commands/shadow.ts';
+import { registerExperiment } from './commands/experiment.ts';
 
 export function buildProgram(): Command {
   const program = new Command('wmrl')
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerCollect(program);
   registerPretrain(program);
   registerTrain(program);
+  registerExperiment(program);
   registerEval(program);
   return program;
 }

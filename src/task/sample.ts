@@ -118,3 +118,10 @@ export function sampleTask(scene: Scene, taskId: string, seed: number): TaskInst
   const initEe = sampleEe(scene, rngFor(taskId, 'ee', seed));
   return { family: task.family, taskId, seed, split, object, target, instruction, initObjects, initEe };
 }
+
+/** Does the episode use one of its family's reserved (held-out only) object-target pairs? */
+export function usesReservedPair(scene: Scene, t: TaskInstance): boolean {
+  const lists = { zone: scene.zones, bin: scene.bins, object: scene.objects };
+  const pair: Pair = [scene.objects[t.object].name, lists[t.target.kind][t.target.index].name];
+  return findTask(scene, t.taskId).heldoutPairs.some((p) => pairKey(p as Pair) === pairKey(pair));
+}

@@ -87,7 +87,14 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const refSampler = await PolicySampler.create(setup.policy.config, reference, runtime);
   const trainer = await PolicyTrainer.create(setup.policy.config, params, { batch: cfg.batch, lr: cfg.lr, weightDecay: cfg.weightDecay, maxGradNorm: cfg.maxGradNorm, coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef }, runtime });
   if (ck) trainer.importOptimizer(ck.optimizer);
-  const envs = await Promise.all(setup.tasks.map(async (t) => ({ real: flags.anchors || cfg.evalEvery > 0 ? await t.makeReal(cfg.numEnvs) : null, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null })));
+  // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
+  const anchorCount = !flags.model ? cfg.groupsPerIteration : !flags.anchors ? 0 : Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)));
+  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
+  const envs = await Promise.all(setup.tasks.map(async (t) => {
+    const real = anchorCount > 0 ? await t.makeReal(anchorSlots) : null;
+    const evalEnv = cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
+    return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
+  }));
   // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
   const buffer: (RealEpisode & { validation: boolean })[] = info && ck ? unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes) : [];
@@ -128,7 +135,6 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       const rollouts = new Map<GroupJob, Rollout[]>();
 
       // 1. anchors in physics: whole episodes from train-split initial states, each task's groups in one batch
-      const anchorCount = !flags.model ? cfg.groupsPerIteration : !flags.anchors ? 0 : Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)));
       const anchors: GroupJob[] = Array.from({ length: anchorCount }, (_, g) => {
         const rng = new Rng([cfg.seed, it, g], DRAW.groupStart);
         const task = rng.int(setup.tasks.length);
@@ -230,7 +236,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       });
 
       // 8. held-out evaluation in physics, off the training clock
-      if (cfg.evalEvery > 0 && (it + 1) % cfg.evalEvery === 0) Object.assign(m, await timed('eval', () => evaluate(setup.tasks, envs.map((e) => e.real!), sampler, cfg)));
+      if (cfg.evalEvery > 0 && (it + 1) % cfg.evalEvery === 0) Object.assign(m, await timed('eval', () => evaluate(setup.tasks, envs.map((e) => e.eval!), sampler, cfg)));
 
       // 9. log (namespaced scalars) and checkpoint
       const all = [...rollouts.entries()];
@@ -264,7 +270,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
     await savePolicy(join(runDir, 'policy.onnx'), setup.policy.config, final, { provenance: { producer: 'wmrl train', seed: cfg.seed, steps: trainer.stepCount, notes: `${cfg.mode}, ${done} of ${cfg.iterations} iterations` }, specHash: setup.policy.specHash });
     return { iterations: done, params: final };
   } finally {
-    for (const e of envs) { e.real?.close(); e.model?.close(); }
+    for (const e of envs) { e.real?.close(); if (e.eval !== e.real) e.eval?.close(); e.model?.close(); }
     await Promise.all([sampler.close(), refSampler.close(), trainer.close()]);
   }
 }

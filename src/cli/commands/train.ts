@@ -2,12 +2,10 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readInputJson } from '../../core/input-file.ts';
-import { createTabletopEnv, fixedCameras, tabletopSpec } from '../../physics/index.ts';
 import { loadPolicy } from '../../policy/model.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
-import { splitSeed } from '../../task/index.ts';
-import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig, type TrainTask } from '../../trainer/index.ts';
-import { OnlineWorldModel, tabletopBranching } from '../../worldmodel/index.ts';
+import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig } from '../../trainer/index.ts';
+import { tabletopTrainSetup } from '../../experiment/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
@@ -32,24 +30,6 @@ type Opts = z.infer<typeof TrainOptions>;
 /** What the run folder needs besides the trainer config to be resumed: the files and tasks it trains on. */
 const SetupFileSchema = z.object({ policy: z.string(), worldModel: z.string(), task: z.string(), scene: z.string().optional() });
 type SetupFile = z.infer<typeof SetupFileSchema>;
-
-/** The tabletop tasks and, for modes with world-model groups, one refreshable world model behind them all. */
-async function tabletopSetup(s: SetupFile, cfg: TrainConfig): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
-  const scene = loadScene(s.scene);
-  const ids = resolveTasks(scene, s.task);
-  const specs = ids.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
-  if (cfg.mode !== 'real') requireFile('--world-model', s.worldModel, 'world-model file');
-  const worldModel = cfg.mode !== 'real' ? await OnlineWorldModel.open(s.worldModel, scene, specs[0], { seed: cfg.seed }) : undefined;
-  const tasks = ids.map((taskId, k): TrainTask => ({
-    id: taskId,
-    makeReal: (numEnvs) => createTabletopEnv({ scene, taskId, numEnvs }),
-    makeModel: worldModel && (async (numEnvs) => worldModel.envFor(scene, specs[k], numEnvs)),
-    branching: tabletopBranching(scene, taskId),
-    trainSeed: (i) => splitSeed(scene, 'train', i),
-    evalSeed: (i) => splitSeed(scene, 'heldout', i),
-  }));
-  return { tasks, worldModel };
-}
 
 /** A new run: preset, then --config file, then flags. A resumed one: its own config, --iterations may grow. */
 function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; resume: boolean } {
@@ -86,7 +66,8 @@ export function registerTrain(program: Command): void {
     .action(async (raw) => {
       const plan = runPlan(parseOptions(TrainOptions, raw));
       const model = await loadPolicy(plan.setup.policy);
-      const { tasks, worldModel } = await tabletopSetup(plan.setup, plan.cfg);
+      const scene = loadScene(plan.setup.scene);
+      const { tasks, worldModel } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), { mode: plan.cfg.mode, worldModel: plan.setup.worldModel, seed: plan.cfg.seed });
       const setup = { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } };
       let last: Record<string, number> = {};
       let shown = 0;

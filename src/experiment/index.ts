@@ -1,0 +1,5 @@
+// experiment: the tabletop wired to the trainer, and experiments over trainer runs (the speedup
+// experiment, the main job). Must not import server, protocol or autoresearch.
+export * from './tabletop.ts';
+export * from './speedup.ts';
+export * from './speedup-report.ts';

@@ -1,0 +1,195 @@
+// The speedup experiment (issue 10): `real`, `wmrl` and the ablations trained on the same seeds, each run
+// a `wmrl train` child process (resumable, at most `jobs` at once), then held-out evaluation in physics,
+// paired against the base policy, split into seen and reserved object-target pairs. Finished runs and
+// evaluations are kept in the runs folder and skipped when the experiment is run again.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
+import { parseInput, parseInputJsonText, readInputJson } from '../core/input-file.ts';
+import { canonicalJson } from '../core/spec.ts';
+import { wilson } from '../core/stats.ts';
+import { type PolicyResult, comparePolicies, pairedDifference, runEval } from '../eval/index.ts';
+import type { Scene } from '../scene/index.ts';
+import { commitFiles } from '../store/index.ts';
+import { sampleTask, splitSeed, usesReservedPair } from '../task/index.ts';
+import { MODES, type Mode } from '../trainer/index.ts';
+
+const ModeSchema = z.enum(MODES);
+export const SpeedupConfigSchema = z.object({
+  tasks: z.array(z.string()).min(1).default(['tabletop/pick-place', 'tabletop/put-in-bin']).describe('task ids trained and evaluated'),
+  seeds: z.array(z.number().int().min(0)).min(1).default([0]).describe('run seeds; every mode runs on each'),
+  modes: z.array(ModeSchema).min(1).default(['real', 'wmrl', 'mix', 'mix+denoise', 'mix+debias']).describe('modes compared (real is the reference)'),
+  iterations: z.object({ real: z.number().int().positive(), model: z.number().int().positive() }).default({ real: 160, model: 320 }).describe('policy updates of real and of every mode with world-model groups'),
+  evalEvery: z.object({ real: z.number().int().positive(), model: z.number().int().positive() }).default({ real: 16, model: 32 }).describe('held-out evaluation during training (the curves) every this many iterations'),
+  evalEpisodes: z.number().int().positive().default(50).describe('held-out episodes per task at each curve point'),
+  finalEpisodes: z.number().int().positive().default(100).describe('held-out episodes per task of the final paired evaluation'),
+  jobs: z.number().int().positive().default(2).describe('training runs at once (each uses about one core)'),
+}).strict();
+export type SpeedupConfig = z.output<typeof SpeedupConfigSchema>;
+
+export interface SpeedupPaths { runs: string; report: string; policy: string; worldModel: string; scene?: string; bin: string }
+
+/** One point of a learning curve: held-out success after `iteration` updates. */
+export interface CurvePoint { iteration: number; seconds: number; physicsSteps: number; success: number; low: number; high: number }
+
+const runName = (mode: Mode, seed: number) => `${mode.replace('+', '-')}-seed${seed}`;
+const isModel = (mode: Mode) => mode !== 'real';
+
+/** Lines of a run's metrics.jsonl (an unreadable line is an InputError naming the file). */
+function metricsOf(dir: string): Record<string, number>[] {
+  const path = join(dir, 'metrics.jsonl');
+  if (!existsSync(path)) return [];
+  const Line = z.record(z.string(), z.number());
+  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l, i) => parseInput(parseInputJsonText(path, l, 'metrics line'), Line, `${path} line ${i + 1}`));
+}
+
+/** The training clock and physics steps at each evaluation of a run (evaluation itself is off the clock). */
+export function curveOf(metrics: readonly Record<string, number>[]): CurvePoint[] {
+  let seconds = 0;
+  const out: CurvePoint[] = [];
+  for (const m of metrics) {
+    seconds += (m['time/physics_s'] ?? 0) + (m['time/world_model_s'] ?? 0) + (m['time/training_s'] ?? 0) + (m['time/refresh_s'] ?? 0);
+    if ('eval/success' in m) out.push({ iteration: m.iteration, seconds, physicsSteps: m['steps/physics'], success: m['eval/success'], low: m['eval/ci_low'], high: m['eval/ci_high'] });
+  }
+  return out;
+}
+
+/** Seconds per component summed over a run. */
+function timeOf(metrics: readonly Record<string, number>[]): Record<string, number> {
+  const keys = ['physics', 'world_model', 'training', 'refresh', 'eval', 'fidelity'];
+  return Object.fromEntries(keys.map((k) => [k, metrics.reduce((s, m) => s + (m[`time/${k}_s`] ?? 0), 0)]));
+}
+
+/** Runs `wmrl train` for one (mode, seed): a fresh run, or --resume of an interrupted one. */
+function trainRun(p: SpeedupPaths, cfg: SpeedupConfig, mode: Mode, seed: number, log: (line: string) => void): Promise<void> {
+  const dir = join(p.runs, runName(mode, seed));
+  const iterations = isModel(mode) ? cfg.iterations.model : cfg.iterations.real;
+  if (metricsOf(dir).length >= iterations && existsSync(join(dir, 'policy.onnx'))) return Promise.resolve();
+  const resume = existsSync(join(dir, 'checkpoint.json'));
+  if (!resume) rmSync(dir, { recursive: true, force: true }); // started but never checkpointed
+  const configPath = join(p.runs, `${runName(mode, seed)}.config.json`);
+  const evalEvery = isModel(mode) ? cfg.evalEvery.model : cfg.evalEvery.real;
+  commitFiles([{ path: configPath, data: `${JSON.stringify({ iterations, evalEvery, evalEpisodes: cfg.evalEpisodes }, null, 2)}\n` }]);
+  const args = resume ? ['train', '--resume', dir] : ['train', '--mode', mode, '--seed', String(seed), '--out', dir, '--config', configPath, '--task', cfg.tasks.join(','), '--policy', p.policy, '--world-model', p.worldModel, ...(p.scene ? ['--scene', p.scene] : [])];
+  log(`${resume ? 'resuming' : 'training'} ${runName(mode, seed)} (${iterations} iterations)`);
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [p.bin, ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => { err = (err + d).slice(-4000); });
+    child.stdout.resume();
+    child.on('error', fail);
+    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`wmrl ${args.join(' ')} exited with ${code}:\n${err.trim().split('\n').slice(-5).join('\n')}`))));
+  });
+}
+
+/** Runs `tasks` (functions returning promises) with at most `jobs` in flight. */
+async function pool(jobs: number, tasks: (() => Promise<void>)[]): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
+    while (next < tasks.length) await tasks[next++]();
+  }));
+}
+
+/** Held-out evaluation of a policy file, cached in `cache` (JSON), with the eval module's protocol. */
+async function evalCached(scene: Scene, cfg: SpeedupConfig, policy: string, cache: string): Promise<PolicyResult> {
+  const Schema = z.object({ policy: z.string(), episodes: z.number(), tasks: z.array(z.string()), result: z.unknown() });
+  if (existsSync(cache)) {
+    const c = readInputJson(cache, Schema, 'evaluation cache');
+    if (c.episodes === cfg.finalEpisodes && canonicalJson(c.tasks) === canonicalJson(cfg.tasks)) return c.result as PolicyResult;
+  }
+  const report = await runEval({ scene, tasks: cfg.tasks, policies: [policy], split: 'heldout', episodes: cfg.finalEpisodes, seed: 0, temperature: 1, numEnvs: 16 });
+  const result = report.policies[0];
+  commitFiles([{ path: cache, data: `${JSON.stringify({ policy, episodes: cfg.finalEpisodes, tasks: cfg.tasks, result })}\n` }]);
+  return result;
+}
+
+/** Success and paired difference to the base, overall and on seen / reserved object-target pairs. */
+function splitResults(scene: Scene, cfg: SpeedupConfig, run: PolicyResult, base: PolicyResult) {
+  const reserved = cfg.tasks.flatMap((t) => Array.from({ length: cfg.finalEpisodes }, (_, k) => usesReservedPair(scene, sampleTask(scene, t, splitSeed(scene, 'heldout', k)))));
+  const a = cfg.tasks.flatMap((t) => run.outcomes[t]);
+  const b = cfg.tasks.flatMap((t) => base.outcomes[t]);
+  const part = (keep: (k: number) => boolean) => {
+    const xa = a.filter((_, k) => keep(k));
+    const xb = b.filter((_, k) => keep(k));
+    const w = wilson(xa.reduce((s: number, x) => s + x, 0), xa.length);
+    return { success: w.rate, ci_low: w.low, ci_high: w.high, episodes: xa.length, vs_base: pairedDifference(xa, xb) };
+  };
+  return { overall: part(() => true), seen: part((k) => !reserved[k]), reserved: part((k) => reserved[k]), per_task: comparePolicies(run, base) };
+}
+
+/** The first curve point at or above `target`, or null. */
+function reach(curve: readonly CurvePoint[], target: number): CurvePoint | null {
+  return curve.find((c) => c.success >= target) ?? null;
+}
+
+export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPaths, log: (line: string) => void = () => {}) {
+  if (!cfg.modes.includes('real')) throw new InputError('--modes: must include real (the reference the speedup is measured against)');
+  const stamp = join(p.runs, 'experiment.json');
+  const identity = { config: { ...cfg, jobs: undefined }, policy: p.policy, worldModel: p.worldModel };
+  if (existsSync(stamp)) {
+    const prev = readInputJson(stamp, z.record(z.string(), z.unknown()), 'experiment stamp');
+    const sameRuns = canonicalJson({ ...(prev as object), config: { ...(prev.config as object), modes: undefined, seeds: undefined } }) === canonicalJson({ ...identity, config: { ...identity.config, modes: undefined, seeds: undefined } });
+    if (!sameRuns) throw new InputError(`${stamp}: the runs there were made with another configuration; use another --runs folder or delete it`);
+  }
+  commitFiles([{ path: stamp, data: `${JSON.stringify(identity, null, 2)}\n` }]);
+
+  // 1. every (mode, seed) run, real first so the reference is never the one left unfinished
+  const plan = cfg.seeds.flatMap((seed) => cfg.modes.map((mode) => ({ mode, seed })));
+  await pool(cfg.jobs, plan.map(({ mode, seed }) => () => trainRun(p, cfg, mode, seed, log)));
+
+  // 2. final held-out evaluation (paired against the base on the same seeds)
+  log(`evaluating the base and ${plan.length} trained policies on ${cfg.finalEpisodes} held-out episodes per task`);
+  const base = await evalCached(scene, cfg, p.policy, join(p.runs, 'base-eval.json'));
+  const runs: { mode: Mode; seed: number; dir: string; metrics: Record<string, number>[]; final: PolicyResult; curve: CurvePoint[]; time: Record<string, number>; results: ReturnType<typeof splitResults> }[] = [];
+  for (const { mode, seed } of plan) {
+    const dir = join(p.runs, runName(mode, seed));
+    const metrics = metricsOf(dir);
+    const final = await evalCached(scene, cfg, join(dir, 'policy.onnx'), join(dir, 'final-eval.json'));
+    runs.push({ mode, seed, dir, metrics, final, curve: curveOf(metrics), time: timeOf(metrics), results: splitResults(scene, cfg, final, base) });
+  }
+
+  // 3. speedup to real's final curve success, in wall-clock and in physics steps, per seed
+  const table = runs.map((r) => {
+    const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed)!;
+    const end = real.curve.at(-1)!;
+    const hit = reach(r.curve, end.success);
+    const trainSeconds = r.time.physics + r.time.world_model + r.time.training + r.time.refresh;
+    // the ceiling: the same run if world-model steps cost nothing
+    const free = hit ? hit.seconds * (trainSeconds - r.time.world_model) / Math.max(1e-9, trainSeconds) : null;
+    return {
+      mode: r.mode, seed: r.seed, iterations: r.metrics.length, train_seconds: trainSeconds, physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
+      world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0, time: r.time, final: r.results,
+      vs_real: pairedDifference(cfg.tasks.flatMap((t) => r.final.outcomes[t]), cfg.tasks.flatMap((t) => real.final.outcomes[t])),
+      target: end.success, reached_at: hit,
+      speedup_wall: hit ? end.seconds / Math.max(1e-9, hit.seconds) : null,
+      speedup_physics: hit ? end.physicsSteps / Math.max(1, hit.physicsSteps) : null,
+      speedup_wall_ceiling: free !== null ? end.seconds / Math.max(1e-9, free) : null,
+      equal_reward_groups: r.metrics.reduce((s, m) => s + (m['groups/zero_variance'] ?? 0), 0) / Math.max(1, r.metrics.reduce((s, m) => s + (m['groups/anchor'] ?? 0) + (m['groups/wm'] ?? 0), 0)),
+      fidelity: fidelitySummary(r.metrics),
+    };
+  });
+  const report = {
+    format: 'wmrl-speedup/1', config: cfg, policy: p.policy, world_model: p.worldModel,
+    base: splitResults(scene, cfg, base, base), runs: table,
+    curves: runs.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve })),
+  };
+  return report;
+}
+export type SpeedupReport = Awaited<ReturnType<typeof runSpeedup>>;
+
+/** Mean fidelity per horizon over a run's measurements. */
+function fidelitySummary(metrics: readonly Record<string, number>[]): Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> {
+  const out: Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> = {};
+  for (const key of new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^fidelity\/h\d+\/rank_corr$/.test(k)))) {
+    const h = key.split('/')[1];
+    const rows = metrics.filter((m) => key in m);
+    const avg = (k: string) => rows.reduce((s, m) => s + m[`fidelity/${h}/${k}`], 0) / rows.length;
+    out[h] = { rank_corr: avg('rank_corr'), gain_rank_corr: avg('gain_rank_corr'), bias: avg('bias'), measurements: rows.length };
+  }
+  return out;
+}
+
+/** The bin script this package runs its commands with. */
+export const WMRL_BIN = resolve(import.meta.dirname, '../../bin/wmrl.mjs');

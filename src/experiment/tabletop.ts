@@ -1,0 +1,24 @@
+// The tabletop as the trainer's tasks: physics anchors and evaluation, one refreshable world model behind
+// every task's world-model env, branching from real states, train and held-out seeds.
+import { InputError } from '../core/errors.ts';
+import { createTabletopEnv, fixedCameras, tabletopSpec } from '../physics/index.ts';
+import type { Scene } from '../scene/index.ts';
+import { splitSeed } from '../task/index.ts';
+import { type Mode, type TrainTask } from '../trainer/index.ts';
+import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
+import { existsSync } from 'node:fs';
+
+export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[], o: { mode: Mode; worldModel: string; seed: number }): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
+  const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
+  if (o.mode !== 'real' && !existsSync(o.worldModel)) throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
+  const worldModel = o.mode !== 'real' ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
+  const tasks = taskIds.map((taskId, k): TrainTask => ({
+    id: taskId,
+    makeReal: (numEnvs) => createTabletopEnv({ scene, taskId, numEnvs }),
+    makeModel: worldModel && (async (numEnvs) => worldModel.envFor(scene, specs[k], numEnvs)),
+    branching: tabletopBranching(scene, taskId),
+    trainSeed: (i) => splitSeed(scene, 'train', i),
+    evalSeed: (i) => splitSeed(scene, 'heldout', i),
+  }));
+  return { tasks, worldModel };
+}

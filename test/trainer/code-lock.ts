@@ -1,0 +1,68 @@
+// The code lock as a training task for the loop's tests: the true env as physics, and a "world model"
+// that is the true env with its progress distorted by a known monotone map plus known noise.
+import { drawRng } from '../../src/core/rng.ts';
+import type { BatchAction, Env, ResetOptions, StepResult } from '../../src/env/types.ts';
+import { CodeLockEnv } from '../../src/env/toys.ts';
+import { Graph } from '../../src/nn/ir.ts';
+import { ParamStore } from '../../src/nn/params.ts';
+import { vlaConfigFromSpec } from '../../src/policy/spec-config.ts';
+import { WordTokenizer } from '../../src/policy/tokenizer.ts';
+import { vlaForwardBuilder } from '../../src/policy/vla.ts';
+import type { Branching, TrainSetup } from '../../src/trainer/index.ts';
+
+/** A "world model" of the code lock: the true env whose reported progress is distorted by a known
+ *  monotone map plus known noise drawn per (key, step). */
+export class DistortedEnv implements Env {
+  readonly spec;
+  private readonly keys: number[];
+  private readonly steps: number[];
+  constructor(private readonly inner: CodeLockEnv, private readonly distort: (p: number) => number, private readonly noise: number) {
+    this.spec = inner.spec;
+    this.keys = new Array(inner.numEnvs).fill(-1); // slots never reset still step (idle), unrecorded
+    this.steps = new Array(inner.numEnvs).fill(0);
+  }
+  get numEnvs() { return this.inner.numEnvs; }
+  async reset(o: ResetOptions = {}) {
+    const out = await this.inner.reset(o);
+    for (let i = 0; i < this.numEnvs; i++) {
+      if (o.mask && !o.mask[i]) continue;
+      this.keys[i] = Number(o.keys?.[i] ?? out.info.seeds[i]);
+      this.steps[i] = 0;
+    }
+    return { ...out, info: { ...out.info, source: 'world-model' as const } };
+  }
+  async step(action: BatchAction): Promise<StepResult> {
+    const r = await this.inner.step(action);
+    const progress = r.info.progress.map((p, i) => {
+      const e = this.noise * (drawRng(7, this.keys[i], this.steps[i]++, 1).uniform() - 0.5);
+      return Math.min(1, Math.max(0, this.distort(p) + e));
+    });
+    return { ...r, info: { ...r.info, source: 'world-model', progress } };
+  }
+  async resetFrom(slots: number[], starts: { seed: number; key: number; row: ArrayLike<number> }[]) {
+    const out = await this.inner.resetFrom(slots, starts.map((s) => s.seed), starts.map((s) => s.row));
+    slots.forEach((i, j) => { this.keys[i] = starts[j].key; this.steps[i] = 0; });
+    return { ...out, info: { ...out.info, source: 'world-model' as const } };
+  }
+  close() { this.inner.close(); }
+}
+
+/** The code lock's branching: a row is [digits entered, steps taken]. */
+const branching: Branching = {
+  record: (real, slot) => (real as CodeLockEnv).slotState(slot),
+  progress: (_seed, row) => row[0] / CodeLockEnv.LENGTH,
+  resetFrom: (model, slots, starts) => (model as DistortedEnv).resetFrom(slots, starts),
+};
+
+export function setup(distort = (p: number) => p, noise = 0, branch = true): TrainSetup {
+  const probe = new CodeLockEnv(1);
+  const tok = WordTokenizer.fromCorpus(['enter 0 1 2 3 4 5'], { maxLength: 6 });
+  const config = vlaConfigFromSpec(probe.spec, tok.config, { conv: [{ out: 4, k: 3, stride: 2, pad: 1 }], imageFeatures: 16, embedDim: 8, proprioHidden: 4, trunk: [32] });
+  const g = new Graph();
+  vlaForwardBuilder(config)(g);
+  return {
+    tasks: [{ id: 'toy/code-lock', makeReal: async (n) => new CodeLockEnv(n), makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise), branching: branch ? branching : undefined, trainSeed: (k) => k, evalSeed: (k) => 2_000_000 + k }],
+    policy: { config, params: ParamStore.init(g.params, 1), specHash: 'toy' },
+  };
+}
+
