@@ -14,6 +14,7 @@ import { registerTasks } from './commands/tasks.ts';
 import { registerWm } from './commands/wm.ts';
 import { registerShadow } from './commands/shadow.ts';
 import { registerExperiment } from './commands/experiment.ts';
+import { registerStart } from './commands/start.ts';
 
 export function buildProgram(): Command {
   const program = new Command('wmrl')
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerPretrain(program);
   registerTrain(program);
   registerExperiment(program);
+  registerStart(program);
   registerEval(program);
   return program;
 }

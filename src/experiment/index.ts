@@ -3,3 +3,4 @@
 export * from './tabletop.ts';
 export * from './speedup.ts';
 export * from './speedup-report.ts';
+export * from './main-job.ts';

@@ -26,6 +26,7 @@ export const SpeedupConfigSchema = z.object({
   evalEpisodes: z.number().int().positive().default(50).describe('held-out episodes per task at each curve point'),
   finalEpisodes: z.number().int().positive().default(100).describe('held-out episodes per task of the final paired evaluation'),
   jobs: z.number().int().positive().default(2).describe('training runs at once (each uses about one core)'),
+  preset: z.string().default('default').describe('trainer preset of every run (smoke: what tests use)'),
 }).strict();
 export type SpeedupConfig = z.output<typeof SpeedupConfigSchema>;
 
@@ -72,7 +73,7 @@ function trainRun(p: SpeedupPaths, cfg: SpeedupConfig, mode: Mode, seed: number,
   const configPath = join(p.runs, `${runName(mode, seed)}.config.json`);
   const evalEvery = isModel(mode) ? cfg.evalEvery.model : cfg.evalEvery.real;
   commitFiles([{ path: configPath, data: `${JSON.stringify({ iterations, evalEvery, evalEpisodes: cfg.evalEpisodes }, null, 2)}\n` }]);
-  const args = resume ? ['train', '--resume', dir] : ['train', '--mode', mode, '--seed', String(seed), '--out', dir, '--config', configPath, '--task', cfg.tasks.join(','), '--policy', p.policy, '--world-model', p.worldModel, ...(p.scene ? ['--scene', p.scene] : [])];
+  const args = resume ? ['train', '--resume', dir] : ['train', '--mode', mode, '--seed', String(seed), '--out', dir, '--preset', cfg.preset, '--config', configPath, '--task', cfg.tasks.join(','), '--policy', p.policy, '--world-model', p.worldModel, ...(p.scene ? ['--scene', p.scene] : [])];
   log(`${resume ? 'resuming' : 'training'} ${runName(mode, seed)} (${iterations} iterations)`);
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [p.bin, ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
