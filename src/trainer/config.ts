@@ -6,6 +6,8 @@ import { formatZodError } from '../core/spec.ts';
 import { AdvantageConfigSchema } from './advantages.ts';
 import { DebiasConfigSchema } from './debias.ts';
 import { DenoiseConfigSchema } from './denoise.ts';
+import { StartSelectionSchema } from './starts.ts';
+import { HybridConfigSchema } from './hybrid.ts';
 
 export const MODES = ['real', 'wm', 'mix', 'mix+denoise', 'mix+debias', 'wmrl'] as const;
 export type Mode = (typeof MODES)[number];
@@ -43,6 +45,8 @@ export const TrainConfigSchema = z.object({
   threads: z.number().int().positive().default(1).describe('onnxruntime intra-op threads'),
   debias: DebiasConfigSchema.default(DebiasConfigSchema.parse({})).describe('Online Debiasing (design 7.4)'),
   denoise: DenoiseConfigSchema.default(DenoiseConfigSchema.parse({})).describe('Inverse-Variance Denoising (design 7.5)'),
+  starts: StartSelectionSchema.default(StartSelectionSchema.parse({})).describe('start selection (River\'s environment filter)'),
+  hybrid: HybridConfigSchema.default(HybridConfigSchema.parse({})).describe('hybrid-environment loss weights (SE-RL; off by default)'),
   advantages: AdvantageConfigSchema.default(AdvantageConfigSchema.parse({})).describe('group standardisation and per-rollout weights'),
 }).strict();
 export type TrainConfig = z.output<typeof TrainConfigSchema>;

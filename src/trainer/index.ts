@@ -9,3 +9,5 @@ export * from './rollouts.ts';
 export * from './loop.ts';
 export * from './measure.ts';
 export * from './refresh-state.ts';
+export * from './starts.ts';
+export * from './hybrid.ts';

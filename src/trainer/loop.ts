@@ -21,6 +21,8 @@ import { Denoiser } from './denoise.ts';
 import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
 import { type BranchPoint, type Branching, type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp, runGroups } from './rollouts.ts';
 import { fidelity, evaluate } from './measure.ts';
+import { StartSelector } from './starts.ts';
+import { HybridWeights } from './hybrid.ts';
 import { type RealEpisode, type RefreshableModel, packEpisodes, packModelState, unpackEpisodes, unpackModelState } from './refresh-state.ts';
 
 /** One task the policy trains on: its engines and its seeds. */
@@ -67,11 +69,13 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
 
   // state: policy, optimizer, reference, corrections; every random draw derives from (seed, iteration, ...)
   const ck = opts.resume ? loadCheckpoint(runDir, run) : null;
-  const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; totals: { physicsSteps: number; modelSteps: number; refreshes: number }; pool: BranchPoint[];
+  const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; starts: unknown; hybrid: unknown; totals: { physicsSteps: number; modelSteps: number; refreshes: number }; pool: BranchPoint[];
     refresh: { episodes: Parameters<typeof unpackEpisodes>[1]; model: Parameters<typeof unpackModelState>[1] | null } } | undefined;
   const debiaser = info ? Debiaser.fromState(info.debias) : new Debiaser(cfg.debias);
   const denoiser = info ? Denoiser.fromState(info.denoise) : new Denoiser(cfg.denoise);
   const advantages = info ? Advantages.fromState(info.advantages) : new Advantages(cfg.advantages);
+  const starts = info ? StartSelector.fromState(info.starts) : new StartSelector(cfg.starts, setup.tasks.length);
+  const hybrid = info ? HybridWeights.fromState(info.hybrid) : new HybridWeights(cfg.hybrid);
   const totals = info ? { ...info.totals } : { physicsSteps: 0, modelSteps: 0, refreshes: 0 };
   const pool: BranchPoint[] = info ? info.pool : []; // FIFO of real states recent anchors visited
   const params = ck?.params ?? setup.policy.params;
@@ -107,7 +111,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
     const model = refreshing && totals.refreshes > 0 ? packModelState(refreshing.exportState()) : null;
     saveTrainCheckpoint(runDir, CHECKPOINT_FORMAT, {
       step: iteration, run, params: trainer.params(), optimizer: trainer.exportOptimizer(), extra: { reference, refreshBuffer: episodes.store, ...model?.stores },
-      info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), totals, pool, refresh: { episodes: episodes.meta, model: model?.info ?? null } },
+      info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), starts: starts.toState(), hybrid: hybrid.toState(), totals, pool, refresh: { episodes: episodes.meta, model: model?.info ?? null } },
     });
   };
 
@@ -138,10 +142,16 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       const anchors: GroupJob[] = Array.from({ length: anchorCount }, (_, g) => {
         const rng = new Rng([cfg.seed, it, g], DRAW.groupStart);
         const task = rng.int(setup.tasks.length);
-        return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(rng.int(START_RANGE)), keys: groupKeys(g) };
+        const startIndex = starts.drawStart(rng, task, START_RANGE);
+        return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(g) };
       });
       for (const t of setup.tasks.keys()) if (anchors.some((j) => j.task === t)) await run('anchor', anchors.filter((j) => j.task === t));
-      for (const j of anchors) for (const r of rollouts.get(j)!) if (r.states) pool.push(...branchPoints(j.task, r, cfg.branchEvery));
+      for (const j of anchors) {
+        const rs = rollouts.get(j)!;
+        starts.observe(j.task, j.startIndex!, START_RANGE, rs.filter((r) => r.success).length, rs.length);
+        const { branching } = setup.tasks[j.task];
+        for (const r of rs) if (r.states && branching) pool.push(...branchPoints(j.task, r, cfg.branchEvery, { horizon: cfg.horizon, progress: branching.progress }));
+      }
       pool.splice(0, Math.max(0, pool.length - cfg.branchPool));
 
       // 1b. the world-model refresh: anchor transitions in, retraining every refreshEvery physics steps
@@ -193,9 +203,9 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         const g = anchorCount + k;
         const rng = new Rng([cfg.seed, it, g], DRAW.groupStart);
         const task = rng.int(setup.tasks.length);
-        const start = setup.tasks[task].trainSeed(rng.int(START_RANGE));
-        if (!(pool.length && rng.uniform() < cfg.branchShare)) return { kind: 'model', task, start, keys: groupKeys(g) };
-        const branch = pool[rng.int(pool.length)];
+        const startIndex = starts.drawStart(rng, task, START_RANGE);
+        if (!(pool.length && rng.uniform() < cfg.branchShare)) return { kind: 'model', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(g) };
+        const branch = starts.drawPoint(rng, pool);
         return { kind: 'model', task: branch.task, start: branch.seed, keys: groupKeys(g), branch, horizon: cfg.horizon };
       });
       for (const t of setup.tasks.keys()) {
@@ -209,13 +219,15 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       // 6. advantages per group: anchors on r_env (weighted by w), model groups on f(r_wm)
       const w = flags.denoise ? denoiser.weight : 1;
       const samples: PolicySample[] = [];
-      let zeroVariance = 0;
+      const zeroVariance = { anchor: 0, model: 0 };
+      const rows = (kind: string) => jobs.filter((j) => j.kind === kind).reduce((n, j) => n + rollouts.get(j)!.reduce((s, r) => s + r.samples.length, 0), 0);
+      const rowWeight = hybrid.weights(rows('anchor'), rows('model'));
       for (const j of jobs) {
         const rs = rollouts.get(j)!;
         const rewards = rs.map((r) => r.reward);
         const a = j.kind === 'anchor' ? advantages.group(rewards, { groupWeight: w }) : advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((r) => r.rewardVar) });
-        if (a.zeroVariance) zeroVariance++;
-        rs.forEach((r, k) => { for (const s of r.samples) samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: 1 }); });
+        if (a.zeroVariance) zeroVariance[j.kind]++;
+        rs.forEach((r, k) => { for (const s of r.samples) samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] }); });
       }
 
       // 7. PPO on the sampled tokens (reference log-probs from the frozen base policy)
@@ -247,7 +259,8 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       Object.assign(m, {
         'reward/anchor': mean(of('anchor', (r) => r.reward)), 'reward/wm': mean(of('model', (r) => r.reward)),
         'success/anchor': mean(of('anchor', (r) => +r.success)), 'success/wm': mean(of('model', (r) => +r.success)),
-        'groups/anchor': anchors.length, 'groups/wm': jobs.length - anchors.length, 'groups/zero_variance': zeroVariance,
+        'groups/anchor': anchors.length, 'groups/wm': jobs.length - anchors.length, 'groups/zero_variance': zeroVariance.anchor + zeroVariance.model,
+        'groups/zero_variance_anchor': zeroVariance.anchor, 'groups/zero_variance_wm': zeroVariance.model, 'hybrid/anchor_weight': rowWeight.anchor, 'hybrid/wm_weight': rowWeight.model,
         'steps/physics': totals.physicsSteps, 'steps/world_model': totals.modelSteps,
         'debias/pairs': dr.pairs, 'debias/bias_before': dr.biasBefore ?? 0, 'debias/bias_after': dr.biasAfter ?? 0,
         'denoise/w': w, 'denoise/eta2': dn.eta2 ?? 0,

@@ -19,6 +19,8 @@ export interface BranchPoint {
   elapsed: number;
   /** The state as the task's `record` wrote it. */
   row: number[];
+  /** Whether the anchor's Φ changed over the next `horizon` steps from here (start selection). */
+  moved?: boolean;
 }
 
 /** What a task offers so that world-model rollouts can start from real states. */
@@ -35,8 +37,9 @@ export interface Branching {
 export interface GroupJob {
   kind: 'anchor' | 'model';
   task: number;
-  /** The env seed of the start (an initial state of the train split). */
+  /** The env seed of the start (an initial state of the train split) and its index among train starts. */
   start: number;
+  startIndex?: number;
   /** One key per rollout: its random draws and its identity. */
   keys: number[];
   /** Model groups: start from this real state instead of the initial state, for `horizon` steps. */
@@ -129,12 +132,18 @@ export async function runGroups(env: Env, sampler: PolicySampler, jobs: readonly
   }));
 }
 
-/** Branch points of a recorded rollout: its states every `every` steps before its end. */
-export function branchPoints(task: number, r: Rollout, every: number): BranchPoint[] {
+/** Branch points of a recorded rollout: its states every `every` steps before its end; with `moved`,
+ *  whether Φ changed over the next `moved.horizon` steps of the rollout. */
+export function branchPoints(task: number, r: Rollout, every: number, moved?: { horizon: number; progress: Branching['progress'] }): BranchPoint[] {
   if (!r.states) throw new Error('branchPoints: the rollout recorded no states');
   const width = r.states.length / (r.length + 1);
+  const row = (t: number) => r.states!.subarray(t * width, (t + 1) * width);
   const out: BranchPoint[] = [];
-  for (let t = 0; t < r.length; t += every) out.push({ task, seed: r.seed, elapsed: t, row: Array.from(r.states.subarray(t * width, (t + 1) * width)) });
+  for (let t = 0; t < r.length; t += every) {
+    const p: BranchPoint = { task, seed: r.seed, elapsed: t, row: Array.from(row(t)) };
+    if (moved) p.moved = moved.progress(r.seed, row(Math.min(r.length, t + moved.horizon))) !== moved.progress(r.seed, row(t));
+    out.push(p);
+  }
   return out;
 }
 
