@@ -220,6 +220,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       const w = flags.denoise ? denoiser.weight : 1;
       const samples: PolicySample[] = [];
       const zeroVariance = { anchor: 0, model: 0 };
+      let threeValued = 0; // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
       const rows = (kind: string) => jobs.filter((j) => j.kind === kind).reduce((n, j) => n + rollouts.get(j)!.reduce((s, r) => s + r.samples.length, 0), 0);
       const rowWeight = hybrid.weights(rows('anchor'), rows('model'));
       for (const j of jobs) {
@@ -227,6 +228,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         const rewards = rs.map((r) => r.reward);
         const a = j.kind === 'anchor' ? advantages.group(rewards, { groupWeight: w }) : advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((r) => r.rewardVar) });
         if (a.zeroVariance) zeroVariance[j.kind]++;
+        if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
         rs.forEach((r, k) => { for (const s of r.samples) samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] }); });
       }
 
@@ -260,7 +262,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         'reward/anchor': mean(of('anchor', (r) => r.reward)), 'reward/wm': mean(of('model', (r) => r.reward)),
         'success/anchor': mean(of('anchor', (r) => +r.success)), 'success/wm': mean(of('model', (r) => +r.success)),
         'groups/anchor': anchors.length, 'groups/wm': jobs.length - anchors.length, 'groups/zero_variance': zeroVariance.anchor + zeroVariance.model,
-        'groups/zero_variance_anchor': zeroVariance.anchor, 'groups/zero_variance_wm': zeroVariance.model, 'hybrid/anchor_weight': rowWeight.anchor, 'hybrid/wm_weight': rowWeight.model,
+        'groups/zero_variance_anchor': zeroVariance.anchor, 'groups/zero_variance_wm': zeroVariance.model, 'groups/wm_three_valued': threeValued, 'hybrid/anchor_weight': rowWeight.anchor, 'hybrid/wm_weight': rowWeight.model,
         'steps/physics': totals.physicsSteps, 'steps/world_model': totals.modelSteps,
         'debias/pairs': dr.pairs, 'debias/bias_before': dr.biasBefore ?? 0, 'debias/bias_after': dr.biasAfter ?? 0,
         'denoise/w': w, 'denoise/eta2': dn.eta2 ?? 0,
