@@ -55,7 +55,7 @@ export function speedupHtml(report: SpeedupReport, command: string): string {
 <p><code>${esc(command)}</code></p>
 <p>Tasks ${esc(report.config.tasks.join(', '))}; base policy ${esc(report.policy)}: held-out success ${pct(b.success)}% [${pct(b.ci_low)}, ${pct(b.ci_high)}] (n ${b.episodes}).
 Curves: held-out success on ${report.config.evalEpisodes} episodes per task during training (evaluation off the clock); table: ${report.config.finalEpisodes} held-out episodes per task after training, paired on the same seeds.
-Speedup: time (or physics steps) real needed for its final curve success, over the time the mode first reached it.</p>
+Speedup: real's final success is the mean of its last three curve points; a run reaches it at the first point from which its curve's mean stays at or above it; speedup = real's time (or physics steps) to reach it over the mode's.</p>
 ${chart(report, 'held-out success vs training wall-clock', 'seconds (physics + world model + training + refresh)', (c) => c.seconds)}
 ${chart(report, 'held-out success vs physics steps', 'physics env steps', (c) => c.physicsSteps)}
 ${table(report)}

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SpeedupConfigSchema, WMRL_BIN, curveOf, runSpeedup, writeSpeedupReport } from '../../src/experiment/index.ts';
+import { SpeedupConfigSchema, WMRL_BIN, curveOf, reach, runSpeedup, writeSpeedupReport } from '../../src/experiment/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-speedup-'));
@@ -17,6 +17,13 @@ describe('speedup experiment', () => {
       { iteration: 2, seconds: 4, physicsSteps: 20, success: 0.5, low: 0.4, high: 0.6 },
       { iteration: 4, seconds: 8, physicsSteps: 40, success: 0.7, low: 0.6, high: 0.8 },
     ]);
+  });
+
+  it('a curve reaches a target where its mean from there on stays at or above it (an early spike does not count)', () => {
+    const pt = (iteration: number, success: number) => ({ iteration, seconds: iteration, physicsSteps: iteration, success, low: 0, high: 1 });
+    expect(reach([pt(1, 0.6), pt(2, 0.4), pt(3, 0.45), pt(4, 0.52)], 0.5)?.iteration).toBe(4);
+    expect(reach([pt(1, 0.4), pt(2, 0.55), pt(3, 0.48), pt(4, 0.5)], 0.5)?.iteration).toBe(2);
+    expect(reach([pt(1, 0.4)], 0.5)).toBeNull();
   });
 
   it('runs real and wmrl as train children, evaluates them paired against the base, writes the report; a second call reuses every run', { timeout: 240_000 }, async () => {
