@@ -24,6 +24,23 @@ describe('wmrl train (tabletop, smoke preset)', () => {
     expect(lines(whole)[1]['losses/logp_gap']).toBeLessThan(1e-5);
   });
 
+  it('wmrl mode with branching, fidelity and world-model refreshes resumes exactly (refresh buffer and trainer state in the checkpoint)', { timeout: 120_000 }, async () => {
+    const cfg = join(tmp, 'refresh.json');
+    writeFileSync(cfg, JSON.stringify({ refreshEvery: 300, refreshSteps: 10, fidelityEvery: 2, checkpointEvery: 1 }));
+    const WM = ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--config', cfg];
+    const whole = join(tmp, 'wm-whole');
+    const cut = join(tmp, 'wm-cut');
+    expect((await wmrlProcess(ROOT, ...WM, '--iterations', '4', '--out', whole)).code).toBe(0);
+    expect((await wmrlProcess(ROOT, ...WM, '--iterations', '2', '--out', cut)).code).toBe(0);
+    const r = await wmrlProcess(ROOT, 'train', '--resume', cut, '--iterations', '4');
+    expect(r.code, r.stderr).toBe(0);
+    const m = lines(whole);
+    expect(m.at(-1)!['refresh/count']).toBeGreaterThanOrEqual(2);
+    expect(m.every((x) => x['groups/branched'] === 1)).toBe(true);
+    expect(m[1]['fidelity/h10/pairs']).toBeGreaterThan(0);
+    expect(lines(cut)).toEqual(m);
+  });
+
   it('a config file with a wrong field exits 2 naming the field', async () => {
     const bad = join(tmp, 'bad.json');
     writeFileSync(bad, JSON.stringify({ groupSize: 1, debias: { warmup: -3 } }));
