@@ -119,7 +119,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   try {
     for (let it = start; it < cfg.iterations; it++) {
       const m: Record<string, number> = { iteration: it + 1 };
-      const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0 };
+      const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0, policy: 0 };
       const timed = async <T>(key: keyof typeof clock, f: () => Promise<T>): Promise<T> => {
         const t0 = performance.now();
         try { return await f(); } finally { clock[key] += (performance.now() - t0) / 1000; }
@@ -130,7 +130,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         const env = kind === 'anchor' ? envs[t].real! : envs[t].model!;
         const branching = setup.tasks[t].branching;
         const record = kind === 'anchor' && branching ? (slot: number) => branching.record(env, slot) : undefined;
-        const groups = await timed(kind === 'anchor' ? 'physics' : 'model', () => runGroups(env, sampler, mine, { seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, record, branching }));
+        const groups = await timed(kind === 'anchor' ? 'physics' : 'model', () => runGroups(env, sampler, mine, { seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, record, branching, clock }));
         const steps = groups.flat().reduce((n, r) => n + r.length, 0);
         if (kind === 'anchor') totals.physicsSteps += steps;
         else totals.modelSteps += steps;
@@ -272,6 +272,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         'groups/branched': models.filter((j) => j.branch).length, 'branch/pool': pool.length,
         'refresh/count': totals.refreshes, 'refresh/transitions': refreshed?.transitions ?? 0, 'refresh/val_mse': refreshed?.bestValMse ?? 0,
         'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/refresh_s': clock.refresh, 'time/eval_s': clock.eval, 'time/fidelity_s': clock.fidelity,
+        'time/policy_inference_s': clock.policy, // part of the physics and world-model times
       });
       m.step = it + 1;
       writeFileSync(metricsPath, jsonLine(m), { flag: 'a' });

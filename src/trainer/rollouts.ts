@@ -71,14 +71,16 @@ export interface Rollout {
 }
 
 /** The sampler acting at temperature 1, keeping a uniform reservoir of `k` steps per rollout key. */
-function recordingPolicy(sampler: PolicySampler, seed: number, k: number): Policy & { reservoirs: Map<number, StepSample[]> } {
+function recordingPolicy(sampler: PolicySampler, seed: number, k: number, clock?: { policy: number }): Policy & { reservoirs: Map<number, StepSample[]> } {
   const inner = samplerPolicy(sampler, { seed, temperature: 1 });
   const dims = sampler.config.actions.map((a) => a.name);
   const reservoirs = new Map<number, StepSample[]>();
   return {
     reservoirs,
     async act(obs, ctx) {
+      const t0 = performance.now();
       const step = await inner.act(obs, ctx);
+      if (clock) clock.policy += (performance.now() - t0) / 1000;
       const n = ctx.keys.length;
       for (let i = 0; i < n; i++) {
         const key = ctx.keys[i];
@@ -104,11 +106,13 @@ export interface RunGroupsOptions {
   record?: (slot: number) => ArrayLike<number>;
   /** Jobs with a branch start through it (the task's Branching). */
   branching?: Branching;
+  /** Seconds of policy inference are added to clock.policy (reported only). */
+  clock?: { policy: number };
 }
 
 /** Runs every rollout of `jobs` (all on one task) in `env`; returns them group by group. */
 export async function runGroups(env: Env, sampler: PolicySampler, jobs: readonly GroupJob[], o: RunGroupsOptions): Promise<Rollout[][]> {
-  const policy = recordingPolicy(sampler, o.seed, o.samplesPerRollout);
+  const policy = recordingPolicy(sampler, o.seed, o.samplesPerRollout, o.clock);
   const flat = jobs.flatMap((j) => j.keys.map((key) => ({ job: j, key })));
   const options: CollectOptions = { seeds: flat.map((r) => r.job.branch?.seed ?? r.job.start), keys: flat.map((r) => r.key), recordState: o.record };
   if (jobs.some((j) => j.horizon !== undefined)) options.horizons = flat.map((r) => r.job.horizon ?? Infinity);
