@@ -16,7 +16,7 @@ export class DistortedEnv implements Env {
   readonly spec;
   private readonly keys: number[];
   private readonly steps: number[];
-  constructor(private readonly inner: CodeLockEnv, private readonly distort: (p: number) => number, private readonly noise: number | ((p: number) => number)) {
+  constructor(private readonly inner: CodeLockEnv, private readonly distort: (p: number) => number, private readonly noise: number | ((p: number, key: number) => number)) {
     this.spec = inner.spec;
     this.keys = new Array(inner.numEnvs).fill(-1); // slots never reset still step (idle), unrecorded
     this.steps = new Array(inner.numEnvs).fill(0);
@@ -34,7 +34,7 @@ export class DistortedEnv implements Env {
   async step(action: BatchAction): Promise<StepResult> {
     const r = await this.inner.step(action);
     const progress = r.info.progress.map((p, i) => {
-      const width = typeof this.noise === 'number' ? this.noise : this.noise(p);
+      const width = typeof this.noise === 'number' ? this.noise : this.noise(p, this.keys[i]);
       const e = width * (drawRng(7, this.keys[i], this.steps[i]++, 1).uniform() - 0.5);
       return Math.min(1, Math.max(0, this.distort(p) + e));
     });
@@ -55,7 +55,7 @@ const branching: Branching = {
   resetFrom: (model, slots, starts) => (model as DistortedEnv).resetFrom(slots, starts),
 };
 
-export function setup(distort = (p: number) => p, noise: number | ((p: number) => number) = 0, branch = true): TrainSetup {
+export function setup(distort = (p: number) => p, noise: number | ((p: number, key: number) => number) = 0, branch = true): TrainSetup {
   const probe = new CodeLockEnv(1);
   const tok = WordTokenizer.fromCorpus(['enter 0 1 2 3 4 5'], { maxLength: 6 });
   const config = vlaConfigFromSpec(probe.spec, tok.config, { conv: [{ out: 4, k: 3, stride: 2, pad: 1 }], imageFeatures: 16, embedDim: 8, proprioHidden: 4, trunk: [32] });

@@ -44,6 +44,19 @@ describe('the WMRL loop with a biased, noisy "world model" (the true env, progre
     expect(Math.abs(end['debias/bias_after'])).toBeLessThan(Math.abs(end['debias/bias_before']) / 2);
     expect(last(wmrl, 'reward/anchor')).toBeGreaterThanOrEqual(last(mix, 'reward/anchor') - 0.02);
   });
+
+  it('a world model that gets noisier after the denoiser froze its scale: w rises above its target toward the clip', { timeout: 120_000 }, async () => {
+    // noise width 0 for rollout keys below 1280 (iteration 40), then rising to 3 by iteration 80
+    const noise = (_p: number, key: number) => 3 * Math.min(1, Math.max(0, key - 1280) / 1280);
+    const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 100, groupsPerIteration: 4, groupSize: 8, batch: 64, samplesPerRollout: 6, lr: 1e-2, klCoef: 0, denoise: { freezeAfter: 8 } });
+    const dir = join(tmp, 'drift');
+    await train(setup(distort, noise), cfg, dir);
+    const m = metrics(dir);
+    const w = (it: number) => m[it - 1]['denoise/w'];
+    console.log(`drifting world model: w ${w(30).toFixed(2)} (iteration 30), ${w(50).toFixed(2)} (50), ${w(100).toFixed(2)} (100)`);
+    expect(w(50)).toBeLessThan(2.2); // frozen while the model was quiet: w near its target 2
+    expect(w(100)).toBeGreaterThan(1.3 * w(50));
+  });
 });
 
 describe('resume', () => {
