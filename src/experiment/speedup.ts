@@ -191,7 +191,7 @@ export type SpeedupReport = Awaited<ReturnType<typeof runSpeedup>>;
 /** Mean fidelity per horizon over a run's measurements. */
 function fidelitySummary(metrics: readonly Record<string, number>[]): Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> {
   const out: Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> = {};
-  for (const key of new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^fidelity\/h\d+\/rank_corr$/.test(k)))) {
+  for (const key of new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^fidelity\/(h\d+|whole)\/rank_corr$/.test(k)))) {
     const h = key.split('/')[1];
     const rows = metrics.filter((m) => key in m);
     const avg = (k: string) => rows.reduce((s, m) => s + m[`fidelity/${h}/${k}`], 0) / rows.length;

@@ -22,18 +22,21 @@ export function fidelityStats(segs: readonly GradedSegment[]): { pairs: number; 
   };
 }
 
-/** The world model graded against physics on this iteration's anchors at each of cfg.fidelityHorizons. */
+/** The world model graded against physics on this iteration's anchors at each of cfg.fidelityHorizons
+ *  (segments every branchEvery steps) and on whole episodes from the initial state ("whole"). */
 export async function fidelity(tasks: readonly TrainTask[], models: readonly Env[], groups: readonly { task: number; rollouts: Rollout[] }[], cfg: TrainConfig): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const h of cfg.fidelityHorizons) {
+  const forms = [...cfg.fidelityHorizons.map((h) => ({ name: `h${h}`, every: cfg.branchEvery, horizon: h })), { name: 'whole', every: Infinity, horizon: Infinity }];
+  for (const form of forms) {
     const segs: GradedSegment[] = [];
     for (const g of groups) {
       const { branching } = tasks[g.task];
-      if (branching) segs.push(...(await gradeSegments(models[g.task], branching, g.rollouts, { every: cfg.branchEvery, horizon: h })));
+      if (branching) segs.push(...(await gradeSegments(models[g.task], branching, g.rollouts, form)));
     }
     if (!segs.length) continue;
     const s = fidelityStats(segs);
-    Object.assign(out, { [`fidelity/h${h}/pairs`]: s.pairs, [`fidelity/h${h}/rank_corr`]: s.rankCorr, [`fidelity/h${h}/gain_rank_corr`]: s.gainRankCorr, [`fidelity/h${h}/bias`]: s.bias, [`fidelity/h${h}/sign_agreement`]: s.signAgreement });
+    const k = `fidelity/${form.name}`;
+    Object.assign(out, { [`${k}/pairs`]: s.pairs, [`${k}/rank_corr`]: s.rankCorr, [`${k}/gain_rank_corr`]: s.gainRankCorr, [`${k}/bias`]: s.bias, [`${k}/sign_agreement`]: s.signAgreement });
   }
   return out;
 }
