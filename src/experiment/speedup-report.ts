@@ -21,7 +21,7 @@ function chart(report: SpeedupReport, title: string, xLabel: string, xOf: (c: Cu
   const sx = (x: number) => L + ((W - L - R) * x) / xMax;
   const sy = (y: number) => T + (H - T - B) * (1 - (y - yMin) / Math.max(1e-9, yMax - yMin));
   const lines = report.curves.map((c, k) => {
-    const pts = [{ x: 0, y: base }, ...c.points.map((p) => ({ x: xOf(p), y: p.success }))];
+    const pts = [...(c.points[0]?.iteration === 0 ? [] : [{ x: 0, y: base }]), ...c.points.map((p) => ({ x: xOf(p), y: p.success }))];
     const colour = COLOURS[c.mode] ?? '#777';
     const path = pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
     return `<path d="${path}" fill="none" stroke="${colour}" stroke-width="2"/><text x="${W - R + 6}" y="${T + 14 * (k + 1)}" fill="${colour}" font-size="12">${esc(c.mode)} s${c.seed}</text>`;

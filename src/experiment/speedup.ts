@@ -23,7 +23,7 @@ export const SpeedupConfigSchema = z.object({
   modes: z.array(ModeSchema).min(1).default(['real', 'wmrl', 'mix', 'mix+denoise', 'mix+debias']).describe('modes compared (real is the reference)'),
   iterations: z.object({ real: z.number().int().positive(), model: z.number().int().positive() }).default({ real: 160, model: 320 }).describe('policy updates of real and of every mode with world-model groups'),
   evalEvery: z.object({ real: z.number().int().positive(), model: z.number().int().positive() }).default({ real: 16, model: 32 }).describe('held-out evaluation during training (the curves) every this many iterations'),
-  evalEpisodes: z.number().int().positive().default(50).describe('held-out episodes per task at each curve point'),
+  evalEpisodes: z.number().int().positive().default(100).describe('held-out episodes per task at each curve point (and before training)'),
   finalEpisodes: z.number().int().positive().default(100).describe('held-out episodes per task of the final paired evaluation'),
   jobs: z.number().int().positive().default(2).describe('training runs at once (each uses about one core)'),
   preset: z.string().default('default').describe('trainer preset of every run (smoke: what tests use)'),
@@ -51,6 +51,7 @@ export function curveOf(metrics: readonly Record<string, number>[]): CurvePoint[
   let seconds = 0;
   const out: CurvePoint[] = [];
   for (const m of metrics) {
+    if ('eval_initial/success' in m) out.push({ iteration: 0, seconds: 0, physicsSteps: 0, success: m['eval_initial/success'], low: m['eval_initial/ci_low'], high: m['eval_initial/ci_high'] });
     seconds += (m['time/physics_s'] ?? 0) + (m['time/world_model_s'] ?? 0) + (m['time/training_s'] ?? 0) + (m['time/refresh_s'] ?? 0);
     if ('eval/success' in m) out.push({ iteration: m.iteration, seconds, physicsSteps: m['steps/physics'], success: m['eval/success'], low: m['eval/ci_low'], high: m['eval/ci_high'] });
   }
@@ -132,14 +133,16 @@ export function reach(curve: readonly CurvePoint[], target: number): CurvePoint 
 
 export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPaths, log: (line: string) => void = () => {}) {
   if (!cfg.modes.includes('real')) throw new InputError('--modes: must include real (the reference the speedup is measured against)');
+  // runs made with other settings must not be mixed in (modes, seeds and jobs may change)
   const stamp = join(p.runs, 'experiment.json');
-  const identity = { config: { ...cfg, jobs: undefined }, policy: p.policy, worldModel: p.worldModel };
+  const identity = (c: SpeedupConfig, policy: string, worldModel: string) => canonicalJson({ config: { ...c, jobs: undefined, modes: undefined, seeds: undefined }, policy, worldModel });
   if (existsSync(stamp)) {
-    const prev = readInputJson(stamp, z.record(z.string(), z.unknown()), 'experiment stamp');
-    const sameRuns = canonicalJson({ ...(prev as object), config: { ...(prev.config as object), modes: undefined, seeds: undefined } }) === canonicalJson({ ...identity, config: { ...identity.config, modes: undefined, seeds: undefined } });
-    if (!sameRuns) throw new InputError(`${stamp}: the runs there were made with another configuration; use another --runs folder or delete it`);
+    const prev = readInputJson(stamp, z.object({ config: SpeedupConfigSchema.partial(), policy: z.string(), worldModel: z.string() }), 'experiment stamp');
+    if (identity(SpeedupConfigSchema.parse({ ...prev.config, jobs: 1 }), prev.policy, prev.worldModel) !== identity(cfg, p.policy, p.worldModel)) {
+      throw new InputError(`${stamp}: the runs there were made with another configuration; use another --runs folder or delete it`);
+    }
   }
-  commitFiles([{ path: stamp, data: `${JSON.stringify(identity, null, 2)}\n` }]);
+  commitFiles([{ path: stamp, data: `${JSON.stringify({ config: cfg, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` }]);
 
   // 1. every (mode, seed) run, real first so the reference is never the one left unfinished
   const plan = cfg.seeds.flatMap((seed) => cfg.modes.map((mode) => ({ mode, seed })));

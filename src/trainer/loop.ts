@@ -249,7 +249,11 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         return acc;
       });
 
-      // 8. held-out evaluation in physics, off the training clock
+      // 8. held-out evaluation in physics, off the training clock (the first line also has the policy's before training)
+      if (cfg.evalEvery > 0 && it === 0) {
+        const before = await timed('eval', () => evaluate(setup.tasks, envs.map((e) => e.eval!), refSampler, cfg));
+        for (const [k, v] of Object.entries(before)) m[k.replace('eval/', 'eval_initial/')] = v;
+      }
       if (cfg.evalEvery > 0 && (it + 1) % cfg.evalEvery === 0) Object.assign(m, await timed('eval', () => evaluate(setup.tasks, envs.map((e) => e.eval!), sampler, cfg)));
 
       // 9. log (namespaced scalars) and checkpoint

@@ -31,7 +31,8 @@ describe('speedup experiment', () => {
     const paths = { runs: join(tmp, 'runs'), report: join(tmp, 'report'), policy: 'models/vla-base.onnx', worldModel: 'models/wm-base.onnx', bin: WMRL_BIN };
     const report = await runSpeedup(scene, cfg, paths);
     expect(report.runs.map((r) => [r.mode, r.iterations])).toEqual([['real', 2], ['wmrl', 3]]);
-    expect(report.curves.map((c) => c.points.length)).toEqual([2, 3]);
+    expect(report.curves.map((c) => c.points.length)).toEqual([3, 4]); // before training, then every iteration
+    expect(report.curves[0].points[0]).toMatchObject({ iteration: 0, seconds: 0, physicsSteps: 0 });
     const real = report.runs[0];
     expect(real.speedup_wall).toBe(1); // real reaches its own final success at its own end
     expect(real.final.seen.episodes + real.final.reserved.episodes).toBe(4);
