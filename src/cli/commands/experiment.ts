@@ -56,7 +56,7 @@ export function registerExperiment(program: Command): void {
       if (o.json) return printJson(report);
       for (const r of report.runs) {
         const f = r.final.overall;
-        console.log(`${r.mode.padEnd(12)} seed ${r.seed}: held-out ${(100 * f.success).toFixed(1)}% (vs base ${(100 * f.vs_base.diff).toFixed(1)} [${(100 * f.vs_base.ci_low).toFixed(1)}, ${(100 * f.vs_base.ci_high).toFixed(1)}]), ${r.train_seconds.toFixed(0)} s, ${r.physics_steps} physics steps, speedup ${r.speedup_wall?.toFixed(2) ?? 'not reached'}x wall / ${r.speedup_physics?.toFixed(1) ?? '-'}x physics`);
+        console.log(`${r.mode.padEnd(12)} seed ${r.seed}: held-out ${(100 * f.success).toFixed(1)}% (vs base ${(100 * f.vs_base.diff).toFixed(1)} [${(100 * f.vs_base.ci_low).toFixed(1)}, ${(100 * f.vs_base.ci_high).toFixed(1)}]), ${r.train_seconds.toFixed(0)} s, ${r.physics_steps} physics steps, speedup ${r.speedup_wall === null ? 'not reached' : `${r.speedup_wall.toFixed(2)}x wall / ${r.speedup_physics!.toFixed(1)}x physics`}`);
       }
       console.log(`report: ${files.json}, ${files.html}`);
     });
