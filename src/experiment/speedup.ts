@@ -163,11 +163,11 @@ export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPat
   //    real included, first reaches it to stay, in training wall-clock and in physics steps
   const table = runs.map((r) => {
     const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed)!;
-    const tail = real.curve.slice(-3);
+    const trained = (c: readonly CurvePoint[]) => c.filter((x) => x.iteration > 0); // the point before training takes no time
+    const tail = trained(real.curve).slice(-3);
     const target = tail.reduce((s, c) => s + c.success, 0) / tail.length;
-    const ref = reach(real.curve, target)!;
-    const found = reach(r.curve, target);
-    const hit = found && found.seconds > 0 ? found : null; // a base already at the target measures nothing
+    const ref = reach(trained(real.curve), target)!;
+    const hit = reach(trained(r.curve), target);
     const trainSeconds = r.time.physics + r.time.world_model + r.time.training + r.time.refresh;
     // the ceiling: the same run if world-model steps cost nothing
     const realSeconds = real.time.physics + real.time.world_model + real.time.training + real.time.refresh;
