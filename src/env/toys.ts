@@ -84,8 +84,9 @@ abstract class ToyEnv implements Env {
 
   /** Starts slots[j] in the episode of seeds[j] at a slotState() row (branching tests). */
   async resetFrom(slots: readonly number[], seeds: readonly number[], rows: readonly ArrayLike<number>[]) {
-    const mask = Array.from({ length: this.numEnvs }, (_, i) => slots.includes(i));
-    const seed = Array.from({ length: this.numEnvs }, (_, i) => (slots.includes(i) ? seeds[slots.indexOf(i)] : 0));
+    const mask = new Array<boolean>(this.numEnvs).fill(false);
+    const seed = new Array<number>(this.numEnvs).fill(0);
+    slots.forEach((i, j) => { mask[i] = true; seed[i] = seeds[j]; });
     const out = await this.reset({ seed, mask });
     slots.forEach((i, j) => { this.state.progress[i] = rows[j][0]; this.state.steps[i] = rows[j][1]; });
     return { obs: this.observe(), info: out.info };

@@ -3,12 +3,12 @@
 // improvement. The budget only decides where training stops; the run is an ordinary `wmrl train` run
 // folder, and the printed command with that iteration count reproduces the policy bit for bit.
 import { join } from 'node:path';
-import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, runEval, validateReport, writeEvalFolder } from '../eval/index.ts';
+import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, validateReport, writeEvalFolder } from '../eval/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
 import { commitFiles } from '../store/index.ts';
 import { type TrainConfig, train } from '../trainer/index.ts';
-import { tabletopTrainSetup } from './tabletop.ts';
+import { heldoutResult, tabletopTrainSetup } from './tabletop.ts';
 
 export const MAIN_TASKS = ['tabletop/pick-place', 'tabletop/put-in-bin'];
 
@@ -43,10 +43,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   const t0 = performance.now();
   const elapsed = () => (performance.now() - t0) / 1000;
   const log = o.log ?? (() => {});
-  const evaluate = async (policy: string, name: string): Promise<PolicyResult> => {
-    const r = await runEval({ scene: o.scene, tasks: o.tasks, policies: [policy], split: 'heldout', episodes: o.episodes, seed: 0, temperature: 1, numEnvs: 16 });
-    return { ...r.policies[0], policy: name };
-  };
+  const evaluate = async (policy: string, name: string): Promise<PolicyResult> => ({ ...(await heldoutResult(o.scene, o.tasks, policy, o.episodes)), policy: name });
 
   log(`held-out evaluation of the base policy (${o.episodes} episodes per task)`);
   const before = await evaluate(o.policy, `${o.policy} (before)`);

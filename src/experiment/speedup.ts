@@ -10,11 +10,12 @@ import { InputError } from '../core/errors.ts';
 import { parseInput, parseInputJsonText, readInputJson } from '../core/input-file.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { wilson } from '../core/stats.ts';
-import { type PolicyResult, comparePolicies, pairedDifference, runEval } from '../eval/index.ts';
+import { type PolicyResult, comparePolicies, pairedDifference } from '../eval/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { commitFiles } from '../store/index.ts';
 import { sampleTask, splitSeed, usesReservedPair } from '../task/index.ts';
 import { MODES, type Mode } from '../trainer/index.ts';
+import { heldoutResult } from './tabletop.ts';
 
 const ModeSchema = z.enum(MODES);
 export const SpeedupConfigSchema = z.object({
@@ -101,8 +102,7 @@ async function evalCached(scene: Scene, cfg: SpeedupConfig, policy: string, cach
     const c = readInputJson(cache, Schema, 'evaluation cache');
     if (c.episodes === cfg.finalEpisodes && canonicalJson(c.tasks) === canonicalJson(cfg.tasks)) return c.result as PolicyResult;
   }
-  const report = await runEval({ scene, tasks: cfg.tasks, policies: [policy], split: 'heldout', episodes: cfg.finalEpisodes, seed: 0, temperature: 1, numEnvs: 16 });
-  const result = report.policies[0];
+  const result = await heldoutResult(scene, cfg.tasks, policy, cfg.finalEpisodes);
   commitFiles([{ path: cache, data: `${JSON.stringify({ policy, episodes: cfg.finalEpisodes, tasks: cfg.tasks, result })}\n` }]);
   return result;
 }

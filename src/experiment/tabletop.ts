@@ -1,12 +1,13 @@
 // The tabletop as the trainer's tasks: physics anchors and evaluation, one refreshable world model behind
-// every task's world-model env, branching from real states, train and held-out seeds.
+// every task's world-model env, branching from real states, train and held-out seeds; held-out evaluation.
+import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import { createTabletopEnv, fixedCameras, tabletopSpec } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { splitSeed } from '../task/index.ts';
+import { type PolicyResult, runEval } from '../eval/index.ts';
 import { type Mode, type TrainTask } from '../trainer/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
-import { existsSync } from 'node:fs';
 
 export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[], o: { mode: Mode; worldModel: string; seed: number }): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
   const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
@@ -21,4 +22,10 @@ export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[
     evalSeed: (i) => splitSeed(scene, 'heldout', i),
   }));
   return { tasks, worldModel };
+}
+
+/** One policy file on `episodes` held-out episodes per task (seeds 0.., temperature 1), by the eval protocol. */
+export async function heldoutResult(scene: Scene, tasks: string[], policy: string, episodes: number): Promise<PolicyResult> {
+  const report = await runEval({ scene, tasks, policies: [policy], split: 'heldout', episodes, seed: 0, temperature: 1, numEnvs: 16 });
+  return report.policies[0];
 }

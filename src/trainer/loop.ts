@@ -157,14 +157,10 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       // 1b. the world-model refresh: anchor transitions in, retraining every refreshEvery physics steps
       let refreshed: Awaited<ReturnType<RefreshableModel['refresh']>> | null = null;
       if (refreshing) {
-        const before = totals.physicsSteps - anchors.reduce((n, j) => n + rollouts.get(j)!.reduce((s, r) => s + r.length, 0), 0);
-        for (const j of anchors) {
-          for (const r of rollouts.get(j)!) {
-            const e = { taskId: setup.tasks[j.task].id, seed: r.seed, policy: 'anchor', length: r.length, states: r.states!, actions: r.actions, validation: r.key % 5 === 0 };
-            buffer.push(e);
-            refreshing.addEpisodes([e], { validation: e.validation });
-          }
-        }
+        const fresh = anchors.flatMap((j) => rollouts.get(j)!.map((r) => ({ taskId: setup.tasks[j.task].id, seed: r.seed, policy: 'anchor', length: r.length, states: r.states!, actions: r.actions, validation: r.key % 5 === 0 })));
+        buffer.push(...fresh);
+        for (const validation of [false, true]) refreshing.addEpisodes(fresh.filter((e) => e.validation === validation), { validation });
+        const before = totals.physicsSteps - fresh.reduce((n, e) => n + e.length, 0);
         if (Math.floor(totals.physicsSteps / cfg.refreshEvery) > Math.floor(before / cfg.refreshEvery)) {
           refreshed = await timed('refresh', () => refreshing.refresh({ steps: cfg.refreshSteps, lr: cfg.refreshLr }));
           totals.refreshes++;

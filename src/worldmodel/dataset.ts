@@ -35,7 +35,7 @@ export function readEpisodeData(dirs: readonly string[], scene: Scene, spec: Pic
 
 /** Flat transition arrays: features [N, F], action values [N, A], Δ targets [N, S] (the residual after
  *  the commanded-step prior, see ActionCoder.prior), plus each row's
- *  packed state (for evaluation). Grows by append (online refresh). */
+ *  packed state (for evaluation). Grows by append (online refresh); arrays may be longer than `count` rows. */
 export class TransitionSet {
   feats = new Float32Array(0);
   acts = new Float32Array(0);
@@ -56,8 +56,11 @@ export class TransitionSet {
     const A = this.coder.dim;
     const add = episodes.reduce((n, e) => n + e.length, 0);
     const total = this.count + add;
+    // capacity doubles (online refresh appends a few episodes at a time): rows past `count` are unused
+    const rows = Math.max(total, 2 * (this.feats.length / F));
     const grow = <T extends Float32Array | Float64Array>(old: T, width: number, make: (n: number) => T): T => {
-      const next = make(total * width);
+      if (old.length >= total * width) return old;
+      const next = make(rows * width);
       next.set(old.subarray(0, this.count * width));
       return next;
     };
