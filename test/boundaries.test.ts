@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -27,8 +28,12 @@ const FORBIDDEN: Record<string, string[]> = {
 };
 /** store (run files on disk) may import only core: every other folder of the table is forbidden. */
 FORBIDDEN.store = [...Object.keys(FORBIDDEN).filter((f) => f !== 'core'), '@dimforge', 'three', 'onnxruntime-node'];
-/** Folders the browser viewer imports: no Node built-ins (files named *-file.ts or node-*.ts are the Node-only exceptions). */
-const BROWSER_SAFE = ['core', 'scene', 'task', 'render', 'protocol'];
+/** Folders the browser viewer imports: no Node built-ins (files named *-file.ts or node-*.ts are the Node-only exceptions).
+ *  nn is browser-safe too except modelfile.ts; the import-closure test below covers what the viewer really runs. */
+const BROWSER_SAFE = ['core', 'scene', 'task', 'render', 'protocol', 'env', 'physics', 'policy', 'rollout', 'worldmodel'];
+/** Browser code whose whole import closure must stay browser-safe (the in-page runner). */
+const BROWSER_ENTRIES = [resolve(import.meta.dirname, '../viewer/src/sim')];
+const NODE_ONLY_PACKAGES = ['onnxruntime-node', 'pngjs', 'commander', 'cli-progress', 'socket.io', 'tsx'];
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -40,6 +45,34 @@ function tsFiles(dir: string): string[] {
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]);
+}
+
+/** Imports that exist at run time (type-only imports are erased). */
+function runtimeImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:^|\n)\s*(import|export)(\s+type\b)?[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)]
+    .filter((m) => !m[2])
+    .map((m) => m[3] ?? m[4]);
+}
+
+/** What `entries` reach through relative imports that a browser cannot load: Node built-ins, Node-only
+ *  packages, and '#ort' unless package.json maps it to onnxruntime-web for browsers. */
+function nodeOnlyReach(entries: string[]): string[] {
+  const ortBrowser = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')).imports?.['#ort']?.browser ?? '';
+  const stack = entries.flatMap((e) => (statSync(e).isDirectory() ? tsFiles(e) : [e]));
+  const seen = new Set<string>();
+  const found: string[] = [];
+  while (stack.length) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const spec of runtimeImportsOf(file)) {
+      if (spec.startsWith('.')) { stack.push(resolve(dirname(file), spec)); continue; }
+      const bad = spec.startsWith('node:') || builtinModules.includes(spec) || NODE_ONLY_PACKAGES.includes(spec.split('/')[0]) || (spec === '#ort' && !ortBrowser.startsWith('onnxruntime-web'));
+      if (bad) found.push(`${relative(resolve(SRC, '..'), file)} imports ${spec}`);
+    }
+  }
+  return found;
 }
 
 /** The src folder or package an import specifier points at. */
@@ -76,6 +109,11 @@ describe('folder boundaries (design.md section 2)', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it('the in-page runner (viewer/src/sim) reaches no Node-only module through its imports', () => {
+    expect(nodeOnlyReach(BROWSER_ENTRIES)).toEqual([]);
+    expect(nodeOnlyReach([join(SRC, 'policy', 'model.ts')])).toContain('src/nn/modelfile.ts imports node:path'); // found two files away
   });
 
   it('finds imports of every form it checks', () => {

@@ -5,7 +5,7 @@ import { Graph, type FloatType, type Tensor } from './ir.ts';
 import { writeOnnx } from './onnx.ts';
 import { type AdamWConfig, TRAIN_IO, type TrainGraphLayout, addAdamW } from './optim.ts';
 import { type ParamInfo, ParamStore } from './params.ts';
-import { type Feeds, type OrtTensor, type RuntimeOptions, Session, floatData, scalarOf, scalarTensor, tensor } from './runtime.ts';
+import { type Feeds, type OrtBinding, type OrtTensor, type RuntimeOptions, Session, floatData, scalarOf, scalarTensor } from './runtime.ts';
 
 export interface LossBuild {
   loss: Tensor;
@@ -80,7 +80,7 @@ export class TrainSession {
   /** Replace every parameter value (optimizer state is kept). */
   setParams(params: ParamStore): void {
     for (const name of [...this.layout.trainable, ...this.layout.buffers]) {
-      this.state.set(name, tensor(this.float, params.get(name).slice(), params.info(name).shape));
+      this.state.set(name, this.session.tensor(this.float, params.get(name).slice(), params.info(name).shape));
     }
   }
 
@@ -89,20 +89,20 @@ export class TrainSession {
       this.state.set(TRAIN_IO.m(p), this.zeros(p));
       this.state.set(TRAIN_IO.v(p), this.zeros(p));
     }
-    this.state.set(TRAIN_IO.step, scalarTensor(0, this.float));
+    this.state.set(TRAIN_IO.step, scalarTensor(0, this.float, this.session.ort));
   }
 
   private zeros(name: string): OrtTensor {
     const shape = this.infos.get(name)!.shape;
     const n = shape.reduce((a, b) => a * b, 1);
-    return tensor(this.float, this.float === 'float32' ? new Float32Array(n) : new Float64Array(n), shape);
+    return this.session.tensor(this.float, this.float === 'float32' ? new Float32Array(n) : new Float64Array(n), shape);
   }
 
   /** One step: forward, backward, clipping, AdamW. `data` holds the graph's data inputs. A step with a
    *  non-finite loss or gradient is skipped; the maxNonFiniteSteps-th such step in a row throws. */
   async step(data: Feeds, lr: number): Promise<StepResult> {
     for (const d of this.dataInputs) if (!(d.name in data)) throw new Error(`TrainSession.step: missing data input "${d.name}"`);
-    const feeds: Feeds = { ...data, [TRAIN_IO.lr]: scalarTensor(lr, this.float) };
+    const feeds: Feeds = { ...data, [TRAIN_IO.lr]: scalarTensor(lr, this.float, this.session.ort) };
     for (const [k, v] of this.state) feeds[k] = v;
     const out = await this.session.run(feeds);
     for (const c of this.layout.carried) this.state.set(c.input, out[c.output]);
@@ -145,10 +145,10 @@ export class TrainSession {
       const m = s.m.get(p);
       const v = s.v.get(p);
       if (!m || !v) throw new Error(`importOptimizer: no moments for parameter "${p}"`);
-      this.state.set(TRAIN_IO.m(p), tensor(this.float, m.slice(), shape));
-      this.state.set(TRAIN_IO.v(p), tensor(this.float, v.slice(), shape));
+      this.state.set(TRAIN_IO.m(p), this.session.tensor(this.float, m.slice(), shape));
+      this.state.set(TRAIN_IO.v(p), this.session.tensor(this.float, v.slice(), shape));
     }
-    this.state.set(TRAIN_IO.step, scalarTensor(s.step, this.float));
+    this.state.set(TRAIN_IO.step, scalarTensor(s.step, this.float, this.session.ort));
     this.rejected = 0;
   }
 
@@ -177,6 +177,11 @@ export class ForwardSession {
 
   get inputNames(): readonly string[] {
     return this.session.inputNames;
+  }
+
+  /** The ORT binding of the session (feeds are built with it). */
+  get ort(): OrtBinding {
+    return this.session.ort;
   }
 
   run(feeds: Feeds): Promise<Feeds> {

@@ -5,7 +5,7 @@ import { dexp } from '../core/dmath.ts';
 import { DRAW, drawRng, type Rng } from '../core/rng.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { Policy } from '../rollout/collect.ts';
-import { type Feeds, type RuntimeOptions, floatData, tensor } from '../nn/runtime.ts';
+import { type Feeds, type OrtBinding, type RuntimeOptions, floatData, ort, tensor } from '../nn/runtime.ts';
 import { ForwardSession } from '../nn/train.ts';
 import { WordTokenizer } from './tokenizer.ts';
 import { VLA_IO, type VlaConfig, type VlaConfigInput, parseVlaConfig, vlaForwardBuilder } from './vla.ts';
@@ -25,22 +25,22 @@ export interface PolicyAction {
   value: Float32Array | null;
 }
 
-/** Builds the network's feeds from a batched observation (env contract layout). */
-export function policyFeeds(config: VlaConfig, tokenizer: WordTokenizer, obs: BatchObs, n: number): Feeds {
+/** Builds the network's feeds (tensors of `binding`) from a batched observation (env contract layout). */
+export function policyFeeds(config: VlaConfig, tokenizer: WordTokenizer, obs: BatchObs, n: number, binding: OrtBinding = ort): Feeds {
   const [h, w] = config.imageSize;
   const feeds: Feeds = {};
   for (const cam of config.cameras) {
     const img = obs[cam];
     if (!(img instanceof Uint8Array) || img.length !== n * h * w * 3) throw new Error(`policy: observation "${cam}" must be Uint8Array(${n}*${h}*${w}*3)`);
-    feeds[cam] = tensor('uint8', img, [n, h, w, 3]);
+    feeds[cam] = tensor('uint8', img, [n, h, w, 3], binding);
   }
   const text = obs[config.instruction];
   if (!Array.isArray(text) || text.length !== n) throw new Error(`policy: observation "${config.instruction}" must be string[${n}]`);
-  feeds[VLA_IO.tokens] = tensor('int32', tokenizer.encodeBatch(text), [n, tokenizer.maxLength]);
+  feeds[VLA_IO.tokens] = tensor('int32', tokenizer.encodeBatch(text), [n, tokenizer.maxLength], binding);
   if (config.proprio) {
     const p = obs[config.proprio.name];
     if (!(p instanceof Float32Array) || p.length !== n * config.proprio.dim) throw new Error(`policy: observation "${config.proprio.name}" must be Float32Array(${n}*${config.proprio.dim})`);
-    feeds[config.proprio.name] = tensor('float32', p, [n, config.proprio.dim]);
+    feeds[config.proprio.name] = tensor('float32', p, [n, config.proprio.dim], binding);
   }
   return feeds;
 }
@@ -86,7 +86,7 @@ export class PolicySampler {
   }
 
   async forward(obs: BatchObs, n: number): Promise<PolicyForward> {
-    const out = await this.session.run(policyFeeds(this.config, this.tokenizer, obs, n));
+    const out = await this.session.run(policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort));
     const logp: Record<string, Float32Array> = {};
     for (const a of this.config.actions) logp[a.name] = floatData(out[VLA_IO.logp(a.name)]) as Float32Array;
     return { logp, value: this.config.valueHead ? (floatData(out[VLA_IO.value]) as Float32Array) : null };

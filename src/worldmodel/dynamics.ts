@@ -69,8 +69,8 @@ export class EnsembleDynamics implements Dynamics {
   async deltas(feat: Float32Array, act: Float32Array, rows: number): Promise<Float32Array | Float64Array> {
     const { featureDim } = this.layout;
     const out = await this.session.run({
-      state: tensor('float32', feat.subarray(0, rows * featureDim), [rows, featureDim]),
-      action: tensor('float32', act.subarray(0, rows * this.coder.dim), [rows, this.coder.dim]),
+      state: tensor('float32', feat.subarray(0, rows * featureDim), [rows, featureDim], this.session.ort),
+      action: tensor('float32', act.subarray(0, rows * this.coder.dim), [rows, this.coder.dim], this.session.ort),
     });
     return floatData(out.delta_mean);
   }
