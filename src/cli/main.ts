@@ -15,6 +15,7 @@ import { registerWm } from './commands/wm.ts';
 import { registerShadow } from './commands/shadow.ts';
 import { registerExperiment } from './commands/experiment.ts';
 import { registerStart } from './commands/start.ts';
+import { registerServe } from './commands/serve.ts';
 
 export function buildProgram(): Command {
   const program = new Command('wmrl')
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerTrain(program);
   registerExperiment(program);
   registerStart(program);
+  registerServe(program);
   registerEval(program);
   return program;
 }

@@ -8,3 +8,4 @@ export * from './toys.ts';
 export * from './seeds.ts';
 export * from './action.ts';
 export * from './batch.ts';
+export * from './live.ts';

@@ -3,6 +3,7 @@
 // improvement. The budget only decides where training stops; the run is an ordinary `wmrl train` run
 // folder, and the printed command with that iteration count reproduces the policy bit for bit.
 import { join } from 'node:path';
+import type { FrameSink } from '../env/index.ts';
 import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, validateReport, writeEvalFolder } from '../eval/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
@@ -28,6 +29,8 @@ export interface MainJobOptions {
   log?: (line: string) => void;
   onIteration?: (m: Record<string, number>, elapsedS: number, trainBudgetS: number) => void;
   shouldStop?: () => boolean;
+  /** Streams the training envs to a live viewer. */
+  live?: FrameSink;
 }
 
 export interface MainJobResult {
@@ -53,7 +56,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   const evalS = elapsed();
   const trainBudgetS = Math.max(0, 60 * o.minutes - 2.5 * evalS);
   const model = await loadPolicy(o.policy);
-  const { tasks, worldModel } = await tabletopTrainSetup(o.scene, o.tasks, { mode: o.cfg.mode, worldModel: o.worldModel, seed: o.cfg.seed });
+  const { tasks, worldModel } = await tabletopTrainSetup(o.scene, o.tasks, { mode: o.cfg.mode, worldModel: o.worldModel, seed: o.cfg.seed, live: o.live });
   commitFiles([{ path: join(o.out, 'setup.json'), data: `${JSON.stringify({ policy: o.policy, worldModel: o.worldModel, task: o.tasks.join(',') }, null, 2)}\n` }]);
   log(`${o.cfg.mode} post-training for ${(trainBudgetS / 60).toFixed(1)} minutes in ${o.out}`);
   const trainStart = elapsed();

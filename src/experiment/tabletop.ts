@@ -2,6 +2,7 @@
 // every task's world-model env, branching from real states, train and held-out seeds; held-out evaluation.
 import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
+import { type Env, type FrameSink, type FrameSource, tapFrames } from '../env/index.ts';
 import { createTabletopEnv, fixedCameras, tabletopSpec } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { splitSeed } from '../task/index.ts';
@@ -9,20 +10,25 @@ import { type PolicyResult, runEval } from '../eval/index.ts';
 import { type Mode, type TrainTask } from '../trainer/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
 
-export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[], o: { mode: Mode; worldModel: string; seed: number }): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
+/** `live`: env 0 of every env the trainer makes streams to viewers (results are unchanged). */
+export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[], o: { mode: Mode; worldModel: string; seed: number; live?: FrameSink }): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
   const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
   if (o.mode !== 'real' && !existsSync(o.worldModel)) throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
   const worldModel = o.mode !== 'real' ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
+  let made = 0;
+  const tap = <E extends Env & FrameSource>(env: E, kind: string): E => (o.live ? tapFrames(env, o.live, `${taskId(env)} ${kind} ${++made}`) : env);
   const tasks = taskIds.map((taskId, k): TrainTask => ({
     id: taskId,
-    makeReal: (numEnvs) => createTabletopEnv({ scene, taskId, numEnvs }),
-    makeModel: worldModel && (async (numEnvs) => worldModel.envFor(scene, specs[k], numEnvs)),
+    makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
+    makeModel: worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs), 'world model')),
     branching: tabletopBranching(scene, taskId),
     trainSeed: (i) => splitSeed(scene, 'train', i),
     evalSeed: (i) => splitSeed(scene, 'heldout', i),
   }));
   return { tasks, worldModel };
 }
+
+const taskId = (env: Env) => env.spec.id.replace(/^tabletop\//, '');
 
 /** One policy file on `episodes` held-out episodes per task (seeds 0.., temperature 1), by the eval protocol. */
 export async function heldoutResult(scene: Scene, tasks: string[], policy: string, episodes: number): Promise<PolicyResult> {

@@ -1,4 +1,5 @@
 // Physics episodes of one task on the seeds of one split, collected over parallel env slots.
+import { type FrameSink, tapFrames } from '../env/index.ts';
 import { createTabletopEnv, type TabletopEnv } from './env.ts';
 import { collectEpisodes, type Policy, type StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
@@ -16,6 +17,8 @@ export interface RunSpec {
   numEnvs: number;
   recordStates?: boolean;
   onEpisode?: (e: StoredEpisode) => void;
+  /** Streams env 0 to a live viewer. */
+  live?: FrameSink;
 }
 
 /** Run `episodes` physics episodes of one task on seeds from one split. */
@@ -25,7 +28,7 @@ export async function runEpisodes(spec: RunSpec): Promise<StoredEpisode[]> {
   try {
     const policy = spec.makePolicy(env);
     const tag = (e: Omit<StoredEpisode, 'task' | 'split' | 'policy'>): StoredEpisode => ({ ...e, task: spec.taskId, split: spec.split, policy: spec.policyName });
-    const episodes = await collectEpisodes(env, policy, {
+    const episodes = await collectEpisodes(spec.live ? tapFrames(env, spec.live, `${spec.taskId} rollout`) : env, policy, {
       seeds,
       recordState: spec.recordStates ? (i) => packState(env.state(i)) : undefined,
       onEpisode: (e) => spec.onEpisode?.(tag(e)),

@@ -1,2 +1,3 @@
-// protocol: zod payloads and socket.io event maps shared with viewer/. Must not import anything Node-only.
-export {};
+// protocol: zod payloads and socket.io event maps shared by server and viewer/. Must not import anything Node-only.
+export * from './schemas.ts';
+export type { ClientToServerEvents, ServerToClientEvents } from './events.ts';

@@ -10,7 +10,7 @@ import { loadScene, resolveTasks } from '../scene.ts';
 export function registerDemo(program: Command): void {
   program
     .command('demo')
-    .description('physics demo: the scripted expert and a random policy on every task family (what npm start runs)')
+    .description('physics demo: the scripted expert and a random policy on every task family')
     .option('--episodes <n>', 'episodes per family and policy', '25')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout')

@@ -10,8 +10,10 @@ import { progressBar } from '../progress.ts';
 import { runEpisodes } from '../../physics/index.ts';
 import { formatSummary, summarise, type SuccessSummary } from '../../eval/index.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
+import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
+import { dirname } from 'node:path';
 
-const RolloutOptions = z.object({
+const RolloutOptions = ServeFlags.extend({
   task: z.string(),
   policy: z.string(),
   episodes: intFlag(1),
@@ -29,7 +31,7 @@ export function defaultRunDir(kind: string): string {
 }
 
 export function registerRollout(program: Command): void {
-  program
+  const cmd = program
     .command('rollout')
     .description('run a policy in physics, print the success rate (Wilson 95% CI) and save the episodes')
     .option('--task <id>', 'task id (tabletop/push, push, ...) or all', 'all')
@@ -41,7 +43,8 @@ export function registerRollout(program: Command): void {
     .option('--num-envs <n>', 'parallel envs', '4')
     .option('--noise <p>', 'expert only: probability of replacing each token with a random one', '0')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
-    .option('--json', 'print one JSON object on stdout (keys success_rate, ci_low, ci_high, episodes, tasks)')
+    .option('--json', 'print one JSON object on stdout (keys success_rate, ci_low, ci_high, episodes, tasks)');
+  addServeFlags(cmd, 'rolling out')
     .action(async (raw) => {
       const opts = parseOptions(RolloutOptions, raw);
       const scene = loadScene(opts.scene);
@@ -51,6 +54,8 @@ export function registerRollout(program: Command): void {
       const tasks: Record<string, SuccessSummary> = {};
       await withFolderLock(out, '--out', async () => {
         const source = await policySource(opts.policy, { noise: opts.noise });
+        const viewer = opts.serve ? await startViewer({ scene, runs: dirname(out), liveRun: out, host: opts.host, port: opts.port }) : null;
+        if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
         const bar = progressBar('rollout', taskIds.length * opts.episodes);
         try {
           for (const taskId of taskIds) {
@@ -58,6 +63,7 @@ export function registerRollout(program: Command): void {
               scene, taskId, policyName: opts.policy, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs, recordStates: true,
               makePolicy: (env) => source.make(env),
               onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
+              live: viewer?.hub,
             });
             tasks[taskId] = summarise(episodes);
             all.push(...episodes);
@@ -65,6 +71,7 @@ export function registerRollout(program: Command): void {
         } finally {
           bar.stop();
           await source.close();
+          await viewer?.close();
         }
         writeEpisodeFolder(out, { command: `wmrl rollout ${process.argv.slice(3).join(' ')}`, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((o) => o.name)) }, all);
       });

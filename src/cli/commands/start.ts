@@ -9,8 +9,10 @@ import { cooperate, interrupted } from '../interrupt.ts';
 import { intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
+import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
+import { dirname } from 'node:path';
 
-const StartOptions = z.object({
+const StartOptions = ServeFlags.extend({
   minutes: z.coerce.number().positive('must be > 0'),
   episodes: intFlag(1),
   mode: z.enum(MODES),
@@ -28,7 +30,7 @@ const StartOptions = z.object({
 const pct = (x: number) => (100 * x).toFixed(1);
 
 export function registerStart(program: Command): void {
-  program
+  const cmd = program
     .command('start')
     .description('the main job (npm start): post-train the shipped base VLA with WMRL for a wall-clock budget, held-out evaluation before and after, the paired improvement')
     .option('--minutes <m>', 'budget of the whole job, evaluations included', '10')
@@ -42,7 +44,8 @@ export function registerStart(program: Command): void {
     .option('--policy <file>', 'the base policy', 'models/vla-base.onnx')
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
-    .option('--json', 'print one JSON object on stdout')
+    .option('--json', 'print one JSON object on stdout');
+  addServeFlags(cmd, 'training', true)
     .action(async (raw) => {
       const o = parseOptions(StartOptions, raw);
       requireFile('--policy', o.policy, 'policy file');
@@ -53,13 +56,15 @@ export function registerStart(program: Command): void {
       const cfg = resolveConfig(o.preset, file, { mode: o.mode, seed: o.seed, iterations: 1_000_000 });
       const out = o.out ?? `runs/start-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       const say = (line: string) => { if (!o.json) console.error(line); };
+      const viewer = o.serve !== false ? await startViewer({ scene, runs: dirname(out), liveRun: out, worldModel: o.worldModel, host: o.host, port: o.port }) : null;
+      if (viewer) console.error(`wmrl viewer (live training): ${viewer.url}`);
       say(`wmrl: ${cfg.mode} post-training of ${o.policy} on ${tasks.join(', ')} for at most ${o.minutes} minutes`);
       const release = cooperate();
       let bar: ReturnType<typeof progressBar> | null = null;
       let shown = 0;
       try {
         const result = await withFolderLock(out, '--out', () => runMainJob({
-          scene, tasks, policy: o.policy, worldModel: o.worldModel, out, cfg, minutes: o.minutes, episodes: o.episodes, log: say, shouldStop: interrupted,
+          scene, tasks, policy: o.policy, worldModel: o.worldModel, out, cfg, minutes: o.minutes, episodes: o.episodes, log: say, shouldStop: interrupted, live: viewer?.hub,
           configFlags: [...(o.preset !== 'default' ? ['--preset', o.preset] : []), ...(o.config ? ['--config', o.config] : []), ...(o.scene ? ['--scene', o.scene] : [])],
           onIteration: (m, elapsedS, budgetS) => {
             bar ??= progressBar('train', Math.max(1, Math.round(budgetS)));
@@ -78,6 +83,7 @@ export function registerStart(program: Command): void {
       } finally {
         (bar as ReturnType<typeof progressBar> | null)?.stop();
         release();
+        await viewer?.close();
       }
     });
 }

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readInputJson } from '../../core/input-file.ts';
@@ -10,8 +10,9 @@ import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
+import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
 
-const TrainOptions = z.object({
+const TrainOptions = ServeFlags.extend({
   mode: z.enum(MODES).optional(),
   iterations: intFlag(1).optional(),
   seed: seedFlag.optional(),
@@ -47,7 +48,7 @@ function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; re
 }
 
 export function registerTrain(program: Command): void {
-  program
+  const cmd = program
     .command('train')
     .description('post-train the VLA with the WMRL loop: GRPO groups in physics (anchors) and in the world model, Online Debiasing, Inverse-Variance Denoising')
     .option('--mode <m>', `${MODES.join(' | ')} (default wmrl)`)
@@ -62,12 +63,16 @@ export function registerTrain(program: Command): void {
     .option('--world-model <file>', 'world-model file (modes other than real)', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout (the last metrics line)')
-    .addHelpText('after', `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`)
+    .addHelpText('after', `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`);
+  addServeFlags(cmd, 'training')
     .action(async (raw) => {
-      const plan = runPlan(parseOptions(TrainOptions, raw));
+      const opts = parseOptions(TrainOptions, raw);
+      const plan = runPlan(opts);
       const model = await loadPolicy(plan.setup.policy);
       const scene = loadScene(plan.setup.scene);
-      const { tasks, worldModel } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), { mode: plan.cfg.mode, worldModel: plan.setup.worldModel, seed: plan.cfg.seed });
+      const viewer = opts.serve ? await startViewer({ scene, runs: dirname(plan.dir), liveRun: plan.dir, worldModel: plan.setup.worldModel, host: opts.host, port: opts.port }) : null;
+      if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
+      const { tasks, worldModel } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), { mode: plan.cfg.mode, worldModel: plan.setup.worldModel, seed: plan.cfg.seed, live: viewer?.hub });
       const setup = { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } };
       let last: Record<string, number> = {};
       let shown = 0;
@@ -89,6 +94,7 @@ export function registerTrain(program: Command): void {
           release();
           bar.stop();
           await worldModel?.close();
+          await viewer?.close();
         }
         if (interrupted()) throw new InterruptedError(`interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`);
       });

@@ -1,0 +1,22 @@
+// socket.io event maps (noun:verb). Requests carry an ack callback that receives a Reply.
+import type { z } from 'zod';
+import type { EpisodeSummary, FrameBatch, Hello, MetricsRow, Replay, Reply, RunSummary } from './schemas.ts';
+import type { EpisodeRequestSchema, RunRequestSchema, SubscribeSchema } from './schemas.ts';
+
+type Ack<T> = (reply: Reply<T>) => void;
+
+export interface ServerToClientEvents {
+  'server:hello': (hello: Hello) => void;
+  /** Live frames; the client acknowledges each batch, and the next one waits for that. */
+  'frame:batch': (batch: FrameBatch, ack: () => void) => void;
+  'stream:list': (streams: string[]) => void;
+}
+
+export interface ClientToServerEvents {
+  'run:list': (ack: Ack<RunSummary[]>) => void;
+  'episode:list': (req: z.input<typeof RunRequestSchema>, ack: Ack<EpisodeSummary[]>) => void;
+  'episode:replay': (req: z.input<typeof EpisodeRequestSchema>, ack: Ack<Replay>) => void;
+  'metrics:get': (req: z.input<typeof RunRequestSchema>, ack: Ack<MetricsRow[]>) => void;
+  'live:subscribe': (req: z.input<typeof SubscribeSchema>, ack: Ack<string[]>) => void;
+  'live:unsubscribe': () => void;
+}

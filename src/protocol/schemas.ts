@@ -1,0 +1,98 @@
+// The payloads the server and the viewer exchange, as zod schemas. Both sides parse what they receive.
+import { z } from 'zod';
+
+/** Bumped on any incompatible change; the client sends it in the handshake. */
+export const PROTOCOL_VERSION = 1;
+
+const finite = z.number().finite();
+const vec3 = z.tuple([finite, finite, finite]);
+const quat = z.tuple([finite, finite, finite, finite]);
+/** Run ids are paths relative to the server's run root ("." is the root itself): no empty, "." or ".."
+ *  segments, no backslashes. */
+export function isRunId(s: string): boolean {
+  return s === '.' || (!s.includes('\\') && s.split('/').every((p) => p !== '' && p !== '.' && p !== '..'));
+}
+const runId = z.string().min(1).max(400).refine(isRunId, 'run id must be a relative path inside the run folder');
+
+export const HandshakeSchema = z.object({ protocol: z.number().int(), token: z.string().max(200).optional() });
+export type Handshake = z.infer<typeof HandshakeSchema>;
+
+export const BodyPoseSchema = z.object({ name: z.string().min(1).max(100), pos: vec3, quat });
+
+export const SourceSchema = z.enum(['physics', 'world-model']);
+
+/** One step of one stream: poses of the moving bodies (never pixels) and what the env reported. */
+export const FrameSchema = z.object({
+  stream: z.string().min(1).max(200),
+  task: z.string(),
+  source: SourceSchema,
+  step: z.number().int().min(0),
+  instruction: z.string(),
+  bodies: z.array(BodyPoseSchema),
+  reward: finite,
+  progress: finite,
+  success: z.boolean(),
+  done: z.boolean(),
+  terms: z.record(z.string(), finite),
+});
+export type Frame = z.infer<typeof FrameSchema>;
+
+/** A batch of live frames; `dropped` counts frames skipped for this client since the last batch. */
+export const FrameBatchSchema = z.object({ frames: z.array(FrameSchema), dropped: z.number().int().min(0) });
+export type FrameBatch = z.infer<typeof FrameBatchSchema>;
+
+export const RunSummarySchema = z.object({
+  id: runId,
+  /** episodes: a rollout folder (index.json); train: a training run (metrics.jsonl). A folder can be both. */
+  episodes: z.number().int().min(0),
+  metrics: z.boolean(),
+  live: z.boolean(),
+});
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+export const EpisodeSummarySchema = z.object({
+  index: z.number().int().min(0),
+  task: z.string(),
+  seed: z.number().int(),
+  policy: z.string(),
+  instruction: z.string(),
+  length: z.number().int().min(0),
+  success: z.boolean(),
+  return: finite,
+});
+export type EpisodeSummary = z.infer<typeof EpisodeSummarySchema>;
+
+/** A recorded episode replayed: physics frames, and the world model stepped on the same actions from the
+ *  same start (open loop), with the per-step divergence between the two (metres). */
+export const ReplaySchema = z.object({
+  run: runId,
+  episode: EpisodeSummarySchema,
+  physics: z.array(FrameSchema),
+  worldModel: z.array(FrameSchema).optional(),
+  divergence: z.object({ tcp_m: z.array(finite), objects_m: z.array(finite) }).optional(),
+});
+export type Replay = z.infer<typeof ReplaySchema>;
+
+export const MetricsRowSchema = z.record(z.string(), z.union([finite, z.string(), z.boolean(), z.null()]));
+export type MetricsRow = z.infer<typeof MetricsRowSchema>;
+
+export const RunRequestSchema = z.object({ run: runId });
+export const EpisodeRequestSchema = z.object({ run: runId, index: z.number().int().min(0) });
+export const SubscribeSchema = z.object({ stream: z.string().max(200).optional() });
+
+/** The server's greeting: what it serves. */
+export const HelloSchema = z.object({
+  protocol: z.literal(PROTOCOL_VERSION),
+  scene: z.unknown(),
+  live: z.boolean(),
+  /** The run being written live (its metrics.jsonl may not exist yet). */
+  liveRun: runId.optional(),
+  worldModel: z.boolean(),
+});
+export type Hello = z.infer<typeof HelloSchema>;
+
+export const ErrorReplySchema = z.object({ ok: z.literal(false), error: z.string() });
+export function okReply<T extends z.ZodType>(data: T) {
+  return z.union([z.object({ ok: z.literal(true), data }), ErrorReplySchema]);
+}
+export type Reply<T> = { ok: true; data: T } | { ok: false; error: string };

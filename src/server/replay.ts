@@ -1,0 +1,84 @@
+// A recorded episode as frames: physics from its recorded states (the arm posed by IK from the tool pose),
+// and the world model stepped open-loop on the episode's own actions from the same start.
+import type { BodyPose, Env } from '../env/types.ts';
+import type { EpisodeSummary, Frame, Replay } from '../protocol/index.ts';
+import { type EpisodeContract, readEpisodeFolder } from '../rollout/index.ts';
+import type { Scene } from '../scene/index.ts';
+import { sampleTask, scoreTask, stateSize, unpackState } from '../task/index.ts';
+import type { TabletopState, TaskInstance } from '../task/types.ts';
+import { ArmPoser } from '../worldmodel/robot-pose.ts';
+
+/** The world-model side of a replay: an env that starts from a state and reports its predicted state. */
+export interface ReplayModel extends Env {
+  resetFrom(starts: readonly ({ task: TaskInstance; state: TabletopState; q?: ArrayLike<number> } | null)[]): Promise<unknown>;
+  state(i: number): TabletopState;
+  frame(i?: number): BodyPose[];
+}
+
+export interface ReplaySources {
+  scene: Scene;
+  contract: EpisodeContract;
+  /** A one-env world model for a task (the owner keeps and closes it); absent: physics only. */
+  openModel?: (taskId: string) => Promise<ReplayModel>;
+}
+
+const copyPoses = (poses: BodyPose[]): BodyPose[] => poses.map((p) => ({ name: p.name, pos: [p.pos[0], p.pos[1], p.pos[2]], quat: [p.quat[0], p.quat[1], p.quat[2], p.quat[3]] }));
+
+export function episodeSummaries(dir: string, contract: EpisodeContract): EpisodeSummary[] {
+  const { episodes } = readEpisodeFolder(dir, { ...contract, states: undefined });
+  return episodes.map((e, index) => ({ index, task: e.task, seed: e.seed, policy: e.policy, instruction: e.instruction, length: e.length, success: e.success, return: e.return }));
+}
+
+export async function replayEpisode(src: ReplaySources, run: string, dir: string, index: number): Promise<Replay> {
+  const { episodes } = readEpisodeFolder(dir, src.contract);
+  const e = episodes[index];
+  if (!e) throw new RangeError(`run "${run}" has ${episodes.length} episodes, no episode ${index}`);
+  if (!e.states) throw new RangeError(`run "${run}" episode ${index}: recorded without states, nothing to replay`);
+  const { scene } = src;
+  const M = scene.objects.length;
+  const S = stateSize(M);
+  const task = sampleTask(scene, e.task, e.seed);
+  const poser = new ArmPoser(scene);
+  const base = { stream: `${run}#${index}`, task: e.task, instruction: e.instruction, terms: {} };
+  const states = Array.from({ length: e.length + 1 }, (_, t) => unpackState(e.states!, M, t * S));
+  const q = poser.homeJoints(states[0].eePos, states[0].eeYaw);
+  const physics: Frame[] = states.map((st, t) => {
+    if (t > 0) poser.track(q, st.eePos, st.eeYaw);
+    const score = scoreTask(scene, task, st);
+    const reward = t === 0 ? 0 : e.rewards[t - 1];
+    return { ...base, source: 'physics', step: t, bodies: copyPoses(poser.poses(q, st)), reward, progress: score.progress, success: score.success, done: t === e.length, terms: { reward } };
+  });
+  const summary: EpisodeSummary = { index, task: e.task, seed: e.seed, policy: e.policy, instruction: e.instruction, length: e.length, success: e.success, return: e.return };
+  if (!src.openModel) return { run, episode: summary, physics };
+  const model = await src.openModel(e.task);
+  return { run, episode: summary, physics, ...(await modelSide(model, e, states, task, { ...base, start: physics[0] })) };
+}
+
+async function modelSide(model: ReplayModel, e: { actions: Int32Array; length: number }, states: TabletopState[], task: TaskInstance, { start, ...base }: Pick<Frame, 'stream' | 'task' | 'instruction' | 'terms'> & { start: Frame }): Promise<Pick<Replay, 'worldModel' | 'divergence'>> {
+  const names = model.spec.action.map((a) => a.name);
+  await model.resetFrom([{ task, state: states[0] }]);
+  const frames: Frame[] = [];
+  const tcp: number[] = [], objects: number[] = [];
+  const record = (t: number, reward: number, progress: number, success: boolean, done: boolean) => {
+    frames.push({ ...base, source: 'world-model', step: t, bodies: copyPoses(model.frame(0)), reward, progress, success, done, terms: { reward } });
+    const [tc, ob] = distance(model.state(0), states[t]);
+    tcp.push(tc);
+    objects.push(ob);
+  };
+  record(0, 0, start.progress, start.success, false);
+  for (let t = 0; t < e.length; t++) {
+    const action = Object.fromEntries(names.map((n, k) => [n, Int32Array.of(e.actions[t * names.length + k])]));
+    const r = await model.step(action);
+    const done = r.terminated[0] === 1 || r.truncated[0] === 1;
+    record(t + 1, r.reward[0], r.info.progress[0], r.info.success[0] === 1, done || t + 1 === e.length);
+    if (done) break;
+  }
+  return { worldModel: frames, divergence: { tcp_m: tcp, objects_m: objects } };
+}
+
+/** Tool-centre distance and the mean object-centre distance between a predicted and a real state (m). */
+function distance(a: TabletopState, b: TabletopState): [number, number] {
+  const d = (p: readonly number[], q: readonly number[]) => Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+  const objects = a.objects.reduce((s, o, i) => s + d(o.pos, b.objects[i].pos), 0) / Math.max(1, a.objects.length);
+  return [d(a.eePos, b.eePos), objects];
+}

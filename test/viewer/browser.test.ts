@@ -1,0 +1,136 @@
+// End to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core): the built
+// viewer against a real server, a live stream, a recorded episode replayed in physics / world model /
+// side by side, and the base policy run in the page with onnxruntime-web, its tokens equal to Node's.
+import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { build } from 'vite';
+import * as ortNode from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startViewer } from '../../src/cli/serve.ts';
+import { createTabletopEnv } from '../../src/physics/index.ts';
+import { collectEpisodes, randomPolicy } from '../../src/rollout/index.ts';
+import { tapFrames } from '../../src/env/index.ts';
+import type { ViewerServer } from '../../src/server/index.ts';
+import { InPageRunner, type ModelBytes } from '../../viewer/src/sim/runner.ts';
+import { SCENE, makeRunRoot } from '../server/fixture.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const SCREENSHOT = 'docs/viewer/screenshot.png';
+const IN_PAGE = { task: 'tabletop/pick-place', seed: 3, steps: 6 };
+// CI installs chromium (.ci/run); elsewhere the test is skipped when it is missing, and says so
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
+
+let server: ViewerServer;
+let browser: Browser;
+let page: Page;
+let stopLive = false;
+let liveDone: Promise<void> = Promise.resolve();
+
+const bytes = (name: string): ModelBytes => {
+  const sidecar = readFileSync(`models/${name}.json`, 'utf8');
+  const parts = Object.fromEntries(Object.keys(JSON.parse(sidecar).parts ?? {}).map((p) => [p, new Uint8Array(readFileSync(`models/${p}`))]));
+  return { name: `models/${name}.onnx`, onnx: new Uint8Array(readFileSync(`models/${name}.onnx`)), sidecar, parts };
+};
+
+/** Node's tokens for the in-page episode (onnxruntime-node), the reference the page must match. */
+async function nodeTokens(dynamics: 'physics' | 'world-model'): Promise<Record<string, number>[]> {
+  const runner = await InPageRunner.create({ scene: SCENE, policy: bytes('vla-base'), worldModel: bytes('wm-base') }, { dynamics, ort: ortNode });
+  try {
+    let v = await runner.reset({ task: IN_PAGE.task, seed: IN_PAGE.seed });
+    const tokens: Record<string, number>[] = [];
+    while (!v.done && v.step < IN_PAGE.steps) {
+      v = await runner.step();
+      tokens.push(v.tokens);
+    }
+    return tokens;
+  } finally {
+    await runner.close();
+  }
+}
+
+const canvasShot = () => page.locator('#view').screenshot();
+const state = <T>(key: string) => page.evaluate((k) => (window as unknown as Record<string, Record<string, unknown>>).wmrlViewer[k], key) as Promise<T>;
+
+describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
+  beforeAll(async () => {
+    const { root } = await makeRunRoot();
+    const viewerDir = join(dirname(root), 'viewer'); // built from the current source, whatever viewer/dist holds
+    await build({ configFile: 'viewer/vite.config.ts', logLevel: 'error', mode: 'production', build: { outDir: viewerDir } });
+    cpSync('test/fixtures/viewer/wmrl-seed1', join(root, 'wmrl-seed1'), { recursive: true }); // a real run's metrics, every 8th iteration
+    server = await startViewer({ scene: SCENE, runs: root, liveRun: join(root, 'wmrl-seed1'), worldModel: 'models/wm-base.onnx', port: 0, viewerDir });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('pageerror', (err) => console.error('page error:', err.message));
+  }, 180_000);
+
+  afterAll(async () => {
+    stopLive = true;
+    await liveDone;
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('opens on the live run and shows frames streamed from a running env', async () => {
+    await page.goto(server.url);
+    await page.waitForFunction(() => (window as unknown as { wmrlViewer: { connected: boolean } }).wmrlViewer.connected);
+    liveDone = (async () => {
+      const env = await createTabletopEnv({ scene: SCENE, taskId: 'tabletop/push', numEnvs: 1 });
+      const tapped = tapFrames(env, server.hub, 'push physics live');
+      for (let k = 0; !stopLive && k < 200; k++) await collectEpisodes(tapped, randomPolicy(env.spec, k), { seeds: [k] });
+      env.close();
+    })();
+    await page.waitForFunction(() => (window as unknown as { wmrlViewer: { liveFrames: number } }).wmrlViewer.liveFrames > 20, null, { timeout: 30_000 });
+    const a = await canvasShot();
+    await page.waitForTimeout(500);
+    expect((await canvasShot()).equals(a)).toBe(false);
+    await expect.poll(() => page.locator('#streams option').count()).toBeGreaterThan(0);
+    stopLive = true;
+    await liveDone;
+  });
+
+  it('replays a recorded episode: the episode list fills, the canvas moves, the dynamics switch changes the view', async () => {
+    await page.click('button[data-tab=runs]');
+    await page.selectOption('#runs', 'wmrl-seed1'); // curves of a real training run
+    await expect.poll(() => page.locator('#episodes tbody tr').count()).toBe(0);
+    await page.selectOption('#runs', 'rollouts/push');
+    await expect.poll(() => page.locator('#episodes tbody tr').count()).toBe(2);
+    expect(await page.locator('#episodes tbody tr').first().innerText()).toMatch(/push/);
+    await page.waitForFunction(() => (window as unknown as { wmrlViewer: { framesShown: number } }).wmrlViewer.framesShown > 5);
+    const a = await canvasShot();
+    await page.waitForTimeout(400);
+    const b = await canvasShot();
+    expect(b.equals(a)).toBe(false);
+    await page.click('#play'); // pause, then scrub to the end: physics and the world model have drifted apart
+    await page.locator('#scrub').fill('40');
+    const physics = await canvasShot();
+    await page.check('input[name=dynamics][value=world-model]');
+    expect(await page.locator('#frameinfo').innerText()).toMatch(/^world-model/);
+    expect((await canvasShot()).equals(physics)).toBe(false);
+    await page.check('input[name=dynamics][value=side-by-side]');
+    expect(await page.locator('#frameinfo').innerText()).toMatch(/^physics/);
+    expect((await canvasShot()).equals(physics)).toBe(false); // the ghost is drawn over the physics rollout
+    expect(await state<number>('framesShown')).toBeGreaterThan(10);
+    await page.screenshot({ path: SCREENSHOT });
+  });
+
+  it('runs the base policy in the page (Rapier + onnxruntime-web), in physics and in the world model, with the tokens Node takes', async () => {
+    await page.click('button[data-tab=inpage]');
+    await page.selectOption('#ip-task', IN_PAGE.task);
+    await page.fill('#ip-seed', String(IN_PAGE.seed));
+    await page.fill('#ip-steps', String(IN_PAGE.steps));
+    await page.check('input[name=dynamics][value=side-by-side]');
+    await page.click('#ip-run');
+    await page.waitForFunction(() => {
+      const r = (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage;
+      return r.done || r.error !== '';
+    }, null, { timeout: 120_000 });
+    const result = await page.evaluate(() => (window as unknown as { wmrlInPage: { error: string; tokens: Record<string, Record<string, number>[]> } }).wmrlInPage);
+    expect(result.error).toBe('');
+    expect(result.tokens.physics).toHaveLength(IN_PAGE.steps);
+    expect(result.tokens.physics).toEqual(await nodeTokens('physics'));
+    expect(result.tokens['world-model']).toEqual(await nodeTokens('world-model'));
+  });
+});

@@ -1,0 +1,186 @@
+// The viewer page: live streams, recorded runs and in-page runs shown in one three.js view with a
+// timeline, the policy's own 64x64 camera, a per-step divergence plot and the run's training curves.
+import { z } from 'zod';
+import { EpisodeSummarySchema, type Frame, MetricsRowSchema, ReplaySchema, RunSummarySchema } from '../../src/protocol/index.ts';
+import { createRenderer, type Renderer } from '../../src/render/renderer.ts';
+import { type Scene, SceneSchema } from '../../src/scene/schema.ts';
+import { connect, request } from './connection.ts';
+import { drawCurves } from './curves.ts';
+import { setupInPage } from './inpage.ts';
+import { drawChart } from './plot.ts';
+import { TabletopView } from './scene3d.ts';
+import { Player, type Track } from './player.ts';
+
+type Tab = 'live' | 'runs' | 'inpage';
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const LIVE_KEEP = 400;
+
+/** What tests and people at the console can read: counts that show the page is alive. */
+export const viewerState = { connected: false, framesShown: 0, liveFrames: 0, dropped: 0, episodes: 0, error: '' };
+(window as unknown as { wmrlViewer: unknown }).wmrlViewer = viewerState;
+
+let scene: Scene | null = null;
+let view: TabletopView | null = null;
+let camera: Renderer | null = null;
+let tab: Tab = 'live';
+let liveRun: string | null = null;
+let liveStream: string | null = null;
+/** Live view follows the newest frame until the user scrubs or pauses. */
+let follow = true;
+const live: Frame[] = [];
+const player = new Player(show);
+
+function status(text: string): void {
+  $('status').textContent = text;
+}
+
+function dynamics(): 'physics' | 'world-model' | 'side-by-side' {
+  return (document.querySelector<HTMLInputElement>('input[name=dynamics]:checked')?.value ?? 'physics') as 'physics';
+}
+
+/** Draws step t of the track under the current dynamics switch. */
+function show(track: Track, t: number): void {
+  if (!view || !scene) return;
+  const mode = dynamics();
+  const phys = track.physics[Math.min(t, track.physics.length - 1)];
+  const wm = track.worldModel?.[Math.min(t, track.worldModel.length - 1)];
+  const main = mode === 'world-model' ? (wm ?? phys) : (phys ?? wm);
+  view.show(main?.bodies, mode === 'side-by-side' ? wm?.bodies : undefined);
+  viewerState.framesShown++;
+  const image = track.images?.[t];
+  if (image) drawImage(image.data, image.width, image.height);
+  else if (main && camera) drawImage(camera.render(main.bodies), camera.width, camera.height);
+  const div = track.divergence;
+  drawChart($<HTMLCanvasElement>('divergence'), 'world model vs physics (m)', div ? [
+    { label: 'tool', colour: '#d62728', points: div.tcp_m.map((v, i) => [i, v]) },
+    { label: 'objects', colour: '#1f77b4', points: div.objects_m.map((v, i) => [i, v]) },
+  ] : [], t);
+  $('frameinfo').textContent = main ? [`${main.source} · ${main.task}`, `step ${main.step}`, `"${main.instruction}"`, `reward ${main.reward.toFixed(3)}`, `progress ${main.progress.toFixed(2)}`, `success ${main.success}`].join('\n') : '';
+  $('stepinfo').textContent = `${t} / ${Math.max(0, track.physics.length - 1)}`;
+}
+
+function drawImage(rgb: Uint8Array, w: number, h: number): void {
+  const canvas = $<HTMLCanvasElement>('policy-cam');
+  canvas.width = w;
+  canvas.height = h;
+  const ctx = canvas.getContext('2d')!;
+  const img = ctx.createImageData(w, h);
+  for (let i = 0; i < w * h; i++) {
+    img.data[4 * i] = rgb[3 * i]; img.data[4 * i + 1] = rgb[3 * i + 1]; img.data[4 * i + 2] = rgb[3 * i + 2]; img.data[4 * i + 3] = 255;
+  }
+  ctx.putImageData(img, 0, 0);
+}
+
+function setTab(next: Tab): void {
+  tab = next;
+  player.stop();
+  for (const b of document.querySelectorAll<HTMLButtonElement>('.tab')) b.classList.toggle('active', b.dataset.tab === next);
+  for (const s of document.querySelectorAll<HTMLElement>('#sidebar section')) s.classList.toggle('active', s.dataset.panel === next);
+  if (next === 'live') void refreshLiveMetrics();
+}
+
+const socket = connect(
+  (hello) => {
+    scene = SceneSchema.parse(hello.scene);
+    viewerState.connected = true;
+    view ??= new TabletopView($<HTMLCanvasElement>('view'), scene);
+    const fixed = scene.cameras.find((c) => c.mount === 'fixed');
+    camera = fixed ? createRenderer(scene, fixed.name) : null;
+    setupInPage(scene, player, (text) => ($('ip-status').textContent = text));
+    liveRun = hello.liveRun ?? null;
+    status(hello.live ? 'connected · training live' : 'connected');
+    setTab(hello.live ? 'live' : 'runs');
+    void loadRuns();
+    socket.emit('live:subscribe', {}, () => undefined);
+  },
+  (frames, dropped) => {
+    viewerState.liveFrames += frames.length;
+    viewerState.dropped += dropped;
+    liveStream ??= frames[0]?.stream ?? null;
+    for (const f of frames) addStream(f.stream);
+    for (const f of frames) {
+      if (f.stream !== liveStream) continue;
+      if (f.step === 0) live.length = 0;
+      live.push(f);
+      if (live.length > LIVE_KEEP) live.shift();
+    }
+    if (tab === 'live' && follow && live.length) {
+      const wm = live[0].source === 'world-model';
+      player.setTrack(wm ? { physics: live, worldModel: live } : { physics: live }, live.length - 1);
+    }
+  },
+  (streams) => streams.forEach(addStream),
+  status,
+);
+
+function addStream(name: string): void {
+  const select = $<HTMLSelectElement>('streams');
+  if ([...select.options].some((o) => o.value === name)) return;
+  select.add(new Option(name, name, false, name === liveStream));
+}
+
+async function loadRuns(): Promise<void> {
+  const runs = await request(socket, 'run:list', z.array(RunSummarySchema));
+  const select = $<HTMLSelectElement>('runs');
+  select.replaceChildren(...runs.map((r) => new Option(`${r.id}${r.live ? ' (live)' : ''}${r.episodes ? ` · ${r.episodes} episodes` : ''}`, r.id)));
+  const first = runs.find((r) => r.episodes > 0) ?? runs[0];
+  if (first) {
+    select.value = first.id;
+    await openRun(first.id);
+  }
+}
+
+async function openRun(id: string): Promise<void> {
+  try {
+    const [episodes, metrics] = await Promise.all([
+      request(socket, 'episode:list', z.array(EpisodeSummarySchema), { run: id }).catch(() => []),
+      request(socket, 'metrics:get', z.array(MetricsRowSchema), { run: id }),
+    ]);
+    viewerState.episodes = episodes.length;
+    if (metrics.length) drawCurves(metrics, id); // a run without metrics keeps the curves shown
+    const body = $('episodes').querySelector('tbody')!;
+    body.replaceChildren(...episodes.map((e) => {
+      const tr = document.createElement('tr');
+      for (const v of [e.index, e.task.replace(/^tabletop\//, ''), e.seed, e.success ? '✓' : '✗', e.return.toFixed(2)]) tr.appendChild(document.createElement('td')).textContent = String(v);
+      tr.title = e.instruction;
+      tr.onclick = () => {
+        for (const r of body.querySelectorAll('tr')) r.classList.toggle('selected', r === tr);
+        void openEpisode(id, e.index);
+      };
+      return tr;
+    }));
+    (body.querySelector('tr') as HTMLElement | null)?.click();
+  } catch (err) {
+    viewerState.error = (err as Error).message;
+    status((err as Error).message);
+  }
+}
+
+async function openEpisode(run: string, index: number): Promise<void> {
+  const replay = await request(socket, 'episode:replay', ReplaySchema, { run, index });
+  player.setTrack({ physics: replay.physics, worldModel: replay.worldModel, divergence: replay.divergence }, 0);
+  player.play();
+}
+
+async function refreshLiveMetrics(): Promise<void> {
+  if (!liveRun) return;
+  drawCurves(await request(socket, 'metrics:get', z.array(MetricsRowSchema), { run: liveRun }), liveRun);
+}
+setInterval(() => void (tab === 'live' && refreshLiveMetrics()), 5000);
+
+for (const b of document.querySelectorAll<HTMLButtonElement>('.tab')) b.onclick = () => setTab(b.dataset.tab as Tab);
+$<HTMLSelectElement>('runs').onchange = (e) => void openRun((e.target as HTMLSelectElement).value);
+$<HTMLSelectElement>('streams').onchange = (e) => {
+  liveStream = (e.target as HTMLSelectElement).value;
+  live.length = 0;
+};
+for (const r of document.querySelectorAll<HTMLInputElement>('input[name=dynamics]')) r.onchange = () => player.redraw();
+$('play').onclick = () => {
+  if (tab === 'live') follow = !follow;
+  else if (player.paused) player.play();
+  else player.stop();
+};
+$<HTMLInputElement>('scrub').oninput = (e) => {
+  follow = false;
+  player.seek(Number((e.target as HTMLInputElement).value));
+};
