@@ -58,16 +58,19 @@ export async function startViewer(o: ViewerOptions): Promise<ViewerServer> {
   const viewerDir = o.viewerDir ?? VIEWER_DIST;
   if (!existsSync(join(viewerDir, 'index.html'))) console.error(`wmrl: the viewer is not built (${relative(process.cwd(), viewerDir)}): run npm run build:viewer`);
   const liveRun = o.liveRun && relative(resolve(o.runs), resolve(o.liveRun)).split('\\').join('/');
-  const server = await startServer({
-    host, port: o.port ?? DEFAULT_PORT, token, runRoot: o.runs, scene: o.scene, liveRun: liveRun || (o.liveRun ? '.' : undefined),
+  const options = {
+    host, token, runRoot: o.runs, scene: o.scene, liveRun: liveRun || (o.liveRun ? '.' : undefined),
     replay: { scene: o.scene, contract: sceneContract(o.scene), openModel: openModel || undefined },
     mounts: [
       { prefix: '/', dir: viewerDir },
       { prefix: '/models/', dir: join(ROOT, 'models'), extensions: ['.onnx', '.json'] },
     ],
-  }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'EADDRINUSE') throw new UsageError(`--port: ${o.port ?? DEFAULT_PORT} is in use (pass --port 0 for any free port)`);
-    throw err;
+  };
+  // the default port falls back to any free one; a port the user asked for is an error when taken
+  const server = await startServer({ ...options, port: o.port ?? DEFAULT_PORT }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EADDRINUSE') throw err;
+    if (o.port !== undefined) throw new UsageError(`--port: ${o.port} is in use (pass --port 0 for any free port)`);
+    return startServer({ ...options, port: 0 });
   });
   const close = server.close;
   return {

@@ -17,7 +17,6 @@ export function registerServe(program: Command): void {
     const o = parseOptions(ServeOptions, raw);
     const server = await startViewer({ scene: loadScene(o.scene), runs: o.run, worldModel: o.worldModel, host: o.host, port: o.port });
     console.log(`wmrl viewer: ${server.url}  (Ctrl-C to stop)`);
-    await new Promise<void>((done) => process.once('SIGINT', () => done()).once('SIGTERM', () => done()));
-    await server.close();
+    await new Promise<never>(() => {}); // serves until Ctrl-C ends the process (exit 130, cli/interrupt.ts)
   });
 }

@@ -1,0 +1,61 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = new URL('../../bin/wmrl.mjs', import.meta.url).pathname;
+const runs = mkdtempSync(join(tmpdir(), 'wmrl-serve-'));
+
+/** Starts `wmrl serve ...args`; resolves with the printed URL (or the exit when it never prints one). */
+function serve(...args: string[]) {
+  const child = spawn('node', [BIN, 'serve', '--run', runs, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+  let out = '', err = '';
+  const exit = new Promise<{ code: number | null; out: string; err: string }>((done) => child.on('close', (code) => done({ code, out, err })));
+  const url = new Promise<string | null>((done) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /wmrl viewer: (\S+)/.exec(out);
+      if (m) done(m[1]);
+    });
+    child.stderr.on('data', (d) => (err += d));
+    void exit.then(() => done(null));
+  });
+  return { child, url, exit };
+}
+
+describe('wmrl serve', () => {
+  it('prints a loopback URL, serves the models for the in-page mode, and stops on Ctrl-C (exit 130, as every command)', { timeout: 60_000 }, async () => {
+    const s = serve('--port', '0');
+    const url = await s.url;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const res = await fetch(`${url}models/vla-base.json`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).kind).toBe('vla-policy');
+    s.child.kill('SIGINT');
+    expect((await s.exit).code).toBe(130);
+  });
+
+  it('beyond loopback, the URL carries a token', { timeout: 60_000 }, async () => {
+    const s = serve('--port', '0', '--host', '0.0.0.0');
+    expect(await s.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/\?token=[\w-]{20,}$/);
+    s.child.kill('SIGINT');
+    await s.exit;
+  });
+
+  it('a port that is taken exits 2 naming --port', { timeout: 60_000 }, async () => {
+    const blocker = createServer();
+    await new Promise<void>((ok) => blocker.listen(0, '127.0.0.1', ok));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const s = serve('--port', String(port));
+      expect(await s.url).toBeNull();
+      const end = await s.exit;
+      expect(end.code).toBe(2);
+      expect(end.err).toContain(`--port: ${port} is in use`);
+    } finally {
+      blocker.close();
+    }
+  });
+});
