@@ -18,16 +18,17 @@ export interface LiveFrame {
 }
 
 export interface FrameSink {
-  wanted(stream: string): boolean;
+  /** Whether a frame of `stream` would be sent now; `boundary` marks an episode's first or last frame. */
+  wanted(stream: string, boundary?: boolean): boolean;
   publish(frame: LiveFrame): void;
 }
 
 type Tappable = Env & FrameSource;
 
-/** While someone watches, a step yields to the event loop at least this often (ms): an env whose steps
- *  never wait (physics with a scripted policy) would otherwise starve the server's sockets. */
+/** A tapped step yields to the event loop at least this often (ms): an env whose steps never wait
+ *  (physics with a scripted policy) would otherwise starve the server's sockets. */
 export const YIELD_EVERY_MS = 20;
-const yieldToEventLoop = () => new Promise<void>((done) => setTimeout(done, 0));
+const yieldToEventLoop = () => new Promise<void>((done) => (globalThis.setImmediate ?? setTimeout)(done));
 
 /** `env` with reset, resetFrom (branching) and step reporting env 0 to `sink` as `stream`. Every other
  *  property is the env's own, so the tapped env behaves exactly like the env. */
@@ -41,13 +42,14 @@ export function tapFrames<E extends Tappable>(env: E, sink: FrameSink, stream: s
     if (mask && !mask[0]) return;
     step = 0;
     instruction = info?.instruction?.[0] ?? '';
-    if (info && sink.wanted(stream)) sink.publish({ ...base(), source: source(info.source), step, reward: 0, progress: 0, success: false, done: false, terms: {} });
+    if (info && sink.wanted(stream, true)) sink.publish({ ...base(), source: source(info.source), step, reward: 0, progress: 0, success: false, done: false, terms: {} });
   };
   const stepped = (r: StepResult) => {
     step++;
-    if (!sink.wanted(stream)) return;
+    const done = r.terminated[0] === 1 || r.truncated[0] === 1;
+    if (!sink.wanted(stream, done)) return;
     const terms = Object.fromEntries(Object.entries(r.info.terms).map(([k, v]) => [k, v[0]]));
-    sink.publish({ ...base(), source: source(r.info.source), step, reward: r.reward[0], progress: r.info.progress[0], success: r.info.success[0] === 1, done: r.terminated[0] === 1 || r.truncated[0] === 1, terms });
+    sink.publish({ ...base(), source: source(r.info.source), step, reward: r.reward[0], progress: r.info.progress[0], success: r.info.success[0] === 1, done, terms });
   };
   const wrapped: Record<string | symbol, unknown> = {
     reset: async (options?: Parameters<Env['reset']>[0]) => {
@@ -58,7 +60,7 @@ export function tapFrames<E extends Tappable>(env: E, sink: FrameSink, stream: s
     step: async (action: BatchAction) => {
       const r = await env.step(action);
       stepped(r);
-      if (sink.wanted(stream) && Date.now() - lastYield >= YIELD_EVERY_MS) {
+      if (Date.now() - lastYield >= YIELD_EVERY_MS) {
         await yieldToEventLoop();
         lastYield = Date.now();
       }

@@ -12,6 +12,9 @@ export interface LiveClient {
 
 /** Frames queued per client while a batch is in flight; older ones are dropped. */
 export const QUEUE_LIMIT = 32;
+/** Frames per second and stream that are built and sent (more than a screen shows); an episode's first
+ *  and last frames always are. */
+export const MAX_FPS = 30;
 
 interface Subscription {
   client: LiveClient;
@@ -26,6 +29,8 @@ export class LiveHub implements FrameSink {
   private readonly subs = new Map<LiveClient, Subscription>();
   private readonly known = new Set<string>();
   private readonly onStreams = new Set<(streams: string[]) => void>();
+  /** When each stream last published (ms); decimation only, no result depends on it. */
+  private readonly lastSent = new Map<string, number>();
 
   get streams(): string[] {
     return [...this.known];
@@ -45,13 +50,14 @@ export class LiveHub implements FrameSink {
     this.subs.delete(client);
   }
 
-  wanted(stream: string): boolean {
+  wanted(stream: string, boundary = false): boolean {
     if (!this.known.has(stream)) return true; // announce new streams once
-    for (const s of this.subs.values()) if (s.stream === undefined || s.stream === stream) return true;
-    return false;
+    if (![...this.subs.values()].some((s) => s.stream === undefined || s.stream === stream)) return false;
+    return boundary || performance.now() - (this.lastSent.get(stream) ?? -Infinity) >= 1000 / MAX_FPS;
   }
 
   publish(frame: Frame): void {
+    this.lastSent.set(frame.stream, performance.now());
     if (!this.known.has(frame.stream)) {
       this.known.add(frame.stream);
       for (const fn of this.onStreams) fn(this.streams);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Frame, FrameBatch } from '../../src/protocol/index.ts';
-import { LiveHub, QUEUE_LIMIT } from '../../src/server/index.ts';
+import { LiveHub, MAX_FPS, QUEUE_LIMIT } from '../../src/server/index.ts';
 
 const frame = (stream: string, step: number): Frame => ({ stream, task: 't', source: 'physics', step, instruction: '', bodies: [], reward: 0, progress: 0, success: false, done: false, terms: {} });
 
@@ -53,6 +53,15 @@ describe('LiveHub backpressure', () => {
     expect(hub.streams.sort()).toEqual(['a', 'b']);
   });
 
+  it('a watched stream is wanted at most MAX_FPS times a second, its episode boundaries always', () => {
+    const hub = new LiveHub();
+    hub.subscribe({ send: (_b, done) => done() });
+    hub.publish(frame('a', 0));
+    expect(hub.wanted('a')).toBe(false); // just sent
+    expect(hub.wanted('a', true)).toBe(true);
+    expect(MAX_FPS).toBeLessThanOrEqual(60);
+  });
+
   it('nobody watching: wanted() is false once a stream is known, so producers skip building frames', () => {
     const hub = new LiveHub();
     expect(hub.wanted('a')).toBe(true);
@@ -60,7 +69,7 @@ describe('LiveHub backpressure', () => {
     expect(hub.wanted('a')).toBe(false);
     const c = { send: (_b: FrameBatch, done: () => void) => done() };
     hub.subscribe(c, 'a');
-    expect(hub.wanted('a')).toBe(true);
+    expect(hub.wanted('a', true)).toBe(true);
     hub.unsubscribe(c);
     expect(hub.wanted('a')).toBe(false);
   });
