@@ -44,6 +44,15 @@ describe('wmrl serve', () => {
     await s.exit;
   });
 
+  it('a --run that is not a folder exits 2 naming --run', { timeout: 60_000 }, async () => {
+    const child = spawn('node', [BIN, 'serve', '--run', join(runs, 'missing'), '--port', '0']);
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise((done) => child.on('close', done));
+    expect(code).toBe(2);
+    expect(err).toContain('--run');
+  });
+
   it('a port that is taken exits 2 naming --port', { timeout: 60_000 }, async () => {
     const blocker = createServer();
     await new Promise<void>((ok) => blocker.listen(0, '127.0.0.1', ok));

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { parseOptions } from '../options.ts';
+import { existsSync, statSync } from 'node:fs';
+import { UsageError, parseOptions } from '../options.ts';
 import { loadScene } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
 
@@ -15,6 +16,7 @@ export function registerServe(program: Command): void {
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)');
   addServeFlags(cmd, 'serving').action(async (raw) => {
     const o = parseOptions(ServeOptions, raw);
+    if (!existsSync(o.run) || !statSync(o.run).isDirectory()) throw new UsageError(`--run: ${o.run} is not a folder`);
     const server = await startViewer({ scene: loadScene(o.scene), runs: o.run, worldModel: o.worldModel, host: o.host, port: o.port });
     console.log(`wmrl viewer: ${server.url}  (Ctrl-C to stop)`);
     await new Promise<never>(() => {}); // serves until Ctrl-C ends the process (exit 130, cli/interrupt.ts)

@@ -167,7 +167,7 @@ export class InPageRunner {
 
   private view(slot: Slot, obs: BatchObs, v: Omit<StepView, 'bodies' | 'image' | 'imageWidth' | 'imageHeight'>): StepView {
     const [imageHeight, imageWidth] = this.sampler.config.imageSize;
-    const image = obs[this.sampler.config.cameras[0]] as Uint8Array;
+    const image = (obs[this.sampler.config.cameras[0]] as Uint8Array).slice(0, imageHeight * imageWidth * 3); // envs reuse their buffers
     return { ...v, bodies: slot.env.frame(0), image, imageWidth, imageHeight };
   }
 
