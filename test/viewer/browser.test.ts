@@ -133,4 +133,14 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     expect(result.tokens.physics).toEqual(await nodeTokens('physics'));
     expect(result.tokens['world-model']).toEqual(await nodeTokens('world-model'));
   });
+
+  it('a typed instruction picks its task family and a seed whose scene has that object and target', async () => {
+    await page.fill('#ip-instruction', 'put the blue cube in the grey bin');
+    await page.check('input[name=dynamics][value=physics]');
+    await page.click('#ip-run');
+    await page.waitForFunction(() => (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage.done, null, { timeout: 60_000 });
+    const r = await page.evaluate(() => (window as unknown as { wmrlInPage: { task: string; seed: number } }).wmrlInPage);
+    expect(r.task).toBe('tabletop/put-in-bin');
+    expect(await page.locator('#frameinfo').innerText()).toContain('put the blue cube in the grey bin');
+  });
 });
