@@ -1,5 +1,5 @@
-// Network presets of the VLA (behaviour cloning and RL start from one of them) and the tokenizer corpus
-// of a scene. Browser-safe.
+// Network presets of the VLA (behaviour cloning and RL start from one of them), of the AutoResearch agent,
+// and the tokenizer corpus of a scene. Browser-safe.
 import type { Scene } from '../scene/index.ts';
 import { VLA_SIZES_DEFAULT, VLA_SIZES_TINY, type VlaSizes } from './spec-config.ts';
 import { splitWords } from './tokenizer.ts';
@@ -20,6 +20,18 @@ export const PRETRAIN_SIZES = {
   /** keypoints read from a 16x16 map (the third conv keeps stride 1): finer positions. */
   keypoints16: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 1, pad: 1 }], film: 2, keypoints: 'replace' },
 } satisfies Record<string, VlaSizes>;
+
+/** The AutoResearch agent (issue 12): no camera; the task text + feedback through attention pooling,
+ *  the dataset meta-features as the box, and autoregressive heads over the program's token slots
+ *  (~93 k parameters with the 50-token DSL vocabulary, 12 slots and a ~25-word text vocabulary). */
+export const AGENT_SIZES: VlaSizes = {
+  embedDim: 32,
+  pooling: 'attention',
+  proprioHidden: 32,
+  trunk: [128],
+  act: 'relu',
+  autoregressive: { embedDim: 64 },
+};
 
 export type PresetName = keyof typeof PRETRAIN_SIZES;
 export const PRESET_NAMES = Object.keys(PRETRAIN_SIZES) as [PresetName, ...PresetName[]];

@@ -1,5 +1,6 @@
 // Policy inference: a ForwardSession with the weights baked in, observation feeding, seeded sampling of
-// action tokens, and the sampler's exact log-probabilities for the trainer to store.
+// action tokens (slot by slot for autoregressive heads), and the sampler's exact log-probabilities for
+// the trainer to store.
 import type { BatchObs } from '../env/types.ts';
 import { dexp } from '../core/dmath.ts';
 import { DRAW, drawRng, type Rng } from '../core/rng.ts';
@@ -46,25 +47,42 @@ export function policyFeeds(config: VlaConfig, tokenizer: WordTokenizer, obs: Ba
 }
 
 /** Index drawn from log-probabilities at a temperature (0: the argmax) with deterministic exp and
- *  the project's Rng: p_k ~ exp((logp_k - max) / temperature). */
+ *  the project's Rng: p_k ~ exp((logp_k - max) / temperature). Draws one uniform at temperature > 0. */
 export function sampleLogits(logp: Float32Array, offset: number, n: number, temperature: number, rng: Rng | null): number {
+  if (temperature !== 0 && !rng) throw new Error('sampleLogits: sampling at temperature > 0 needs an Rng');
+  return pickToken(logp, offset, n, temperature, temperature === 0 ? 0 : rng!.uniform());
+}
+
+/** sampleLogits with its uniform `u` in [0, 1) drawn beforehand. */
+function pickToken(logp: Float32Array, offset: number, n: number, temperature: number, u: number): number {
   let best = 0;
   for (let k = 1; k < n; k++) if (logp[offset + k] > logp[offset + best]) best = k;
   if (temperature === 0) return best;
-  if (!rng) throw new Error('sampleLogits: sampling at temperature > 0 needs an Rng');
   if (probs.length < n) probs = new Float64Array(n);
   const p = probs;
   let total = 0;
   for (let k = 0; k < n; k++) total += p[k] = dexp((logp[offset + k] - logp[offset + best]) / temperature);
-  let u = rng.uniform() * total;
+  let left = u * total;
   for (let k = 0; k < n; k++) {
-    u -= p[k];
-    if (u < 0) return k;
+    left -= p[k];
+    if (left < 0) return k;
   }
   return n - 1;
 }
-/** sampleLogits' scratch (reused: sampling runs on one thread and keeps nothing). */
+/** pickToken's scratch (reused: sampling runs on one thread and keeps nothing). */
 let probs = new Float64Array(32);
+
+/** The uniforms of one act() call, env-major: env i's d draws, in action order, from draw[i] (or from
+ *  the shared Rng in env order), one per dimension, whatever order the dimensions are sampled in. */
+function drawUniforms(draw: Rng | readonly Rng[] | null, n: number, d: number): Float64Array {
+  const u = new Float64Array(n * d);
+  for (let i = 0; i < n; i++) {
+    const rng = Array.isArray(draw) ? draw[i] : (draw as Rng | null);
+    if (!rng) throw new Error('PolicySampler.act: sampling at temperature > 0 needs an Rng');
+    for (let t = 0; t < d; t++) u[i * d + t] = rng.uniform();
+  }
+  return u;
+}
 
 export class PolicySampler {
   readonly config: VlaConfig;
@@ -85,8 +103,27 @@ export class PolicySampler {
     return this.session.model;
   }
 
-  async forward(obs: BatchObs, n: number): Promise<PolicyForward> {
-    const out = await this.session.run(policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort));
+  /** Log-probabilities of every action dimension. Autoregressive configs need `tokens` (int32 [n] per
+   *  dimension): dimension t's distribution is then the one given the tokens of dimensions < t
+   *  (teacher forcing, as in the training graph); independent configs ignore them. */
+  async forward(obs: BatchObs, n: number, tokens?: Readonly<Record<string, Int32Array>>): Promise<PolicyForward> {
+    const feeds = policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort);
+    if (this.config.autoregressive) {
+      if (!tokens) throw new Error('PolicySampler.forward: an autoregressive policy needs the action tokens its heads condition on');
+      this.tokenFeeds(feeds, tokens, n);
+    }
+    return this.read(await this.session.run(feeds));
+  }
+
+  private tokenFeeds(feeds: Feeds, tokens: Readonly<Record<string, Int32Array>>, n: number): void {
+    for (const a of this.config.actions) {
+      const t = tokens[a.name];
+      if (!(t instanceof Int32Array) || t.length !== n) throw new Error(`policy: action tokens "${a.name}" must be Int32Array(${n})`);
+      feeds[VLA_IO.action(a.name)] = tensor('int32', t, [n], this.session.ort);
+    }
+  }
+
+  private read(out: Feeds): PolicyForward {
     const logp: Record<string, Float32Array> = {};
     for (const a of this.config.actions) logp[a.name] = floatData(out[VLA_IO.logp(a.name)]) as Float32Array;
     return { logp, value: this.config.valueHead ? (floatData(out[VLA_IO.value]) as Float32Array) : null };
@@ -94,30 +131,52 @@ export class PolicySampler {
 
   /** Samples every action dimension for n envs at `temperature` (0: greedy argmax, no Rng needed).
    *  `draw` is one Rng per env (env i draws its dimensions in order from draw[i]) or one Rng shared
-   *  in env order. The returned log-probabilities are the model's own (temperature 1) of the chosen
-   *  tokens, exactly as the sampler computed them. */
+   *  in env order: one uniform per env and dimension, so dimension t's draw depends only on the Rng
+   *  and t. Autoregressive configs sample dimension by dimension, one forward each, feeding the
+   *  tokens chosen so far. The returned log-probabilities are the model's own (temperature 1) of the
+   *  chosen tokens, exactly as the sampler computed them. */
   async act(obs: BatchObs, n: number, draw: Rng | readonly Rng[] | null, temperature = 1): Promise<PolicyAction> {
     if (!(temperature >= 0)) throw new RangeError(`PolicySampler.act: temperature must be >= 0, got ${temperature}`);
     if (Array.isArray(draw) && draw.length !== n) throw new RangeError(`PolicySampler.act: ${draw.length} Rngs for ${n} envs`);
-    const f = await this.forward(obs, n);
+    const d = this.config.actions.length;
+    const u = temperature === 0 ? null : drawUniforms(draw, n, d);
     const actions: Record<string, Int32Array> = {};
     const logpPerDim: Record<string, Float32Array> = {};
-    const joint = new Float64Array(n);
-    const dims = this.config.actions.map((a) => {
+    for (const a of this.config.actions) {
       actions[a.name] = new Int32Array(n);
       logpPerDim[a.name] = new Float32Array(n);
-      return { bins: a.n, lp: f.logp[a.name], token: actions[a.name], chosen: logpPerDim[a.name] };
-    });
-    for (let i = 0; i < n; i++) {
-      const rng = Array.isArray(draw) ? draw[i] : (draw as Rng | null);
-      for (const { bins, lp, token, chosen } of dims) {
-        const k = sampleLogits(lp, i * bins, bins, temperature, rng);
+    }
+    const choose = (t: number, lp: Float32Array): void => {
+      const { name, n: bins } = this.config.actions[t];
+      const token = actions[name];
+      const chosen = logpPerDim[name];
+      for (let i = 0; i < n; i++) {
+        const k = pickToken(lp, i * bins, bins, temperature, u ? u[i * d + t] : 0);
         token[i] = k;
         chosen[i] = lp[i * bins + k];
-        joint[i] += lp[i * bins + k];
       }
+    };
+    let value: Float32Array | null;
+    if (this.config.autoregressive) {
+      // Dimension t's head sees only the tokens of dimensions < t (vla.ts), so the not yet chosen
+      // ones (still 0) fed alongside change nothing.
+      const feeds = policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort);
+      let f: PolicyForward | null = null;
+      for (let t = 0; t < d; t++) {
+        this.tokenFeeds(feeds, actions, n);
+        const ft = this.read(await this.session.run(feeds));
+        f ??= ft;
+        choose(t, ft.logp[this.config.actions[t].name]);
+      }
+      value = f!.value;
+    } else {
+      const f = await this.forward(obs, n);
+      this.config.actions.forEach((a, t) => choose(t, f.logp[a.name]));
+      value = f.value;
     }
-    return { actions, logp: joint, logpPerDim, value: f.value };
+    const joint = new Float64Array(n);
+    for (let i = 0; i < n; i++) for (const a of this.config.actions) joint[i] += logpPerDim[a.name][i];
+    return { actions, logp: joint, logpPerDim, value };
   }
 
   /** Rebake the weights after an update. */
@@ -131,8 +190,8 @@ export class PolicySampler {
 }
 
 /** The sampler as a rollout Policy: env i's tokens at a step are drawn from
- *  drawRng(seed, episode key, step), so they never depend on the batch layout; the per-dimension
- *  log-probabilities of the chosen tokens come with them. */
+ *  drawRng(seed, episode key, step) (dimension t from its t-th uniform), so they never depend on the
+ *  batch layout; the per-dimension log-probabilities of the chosen tokens come with them. */
 export function samplerPolicy(sampler: PolicySampler, o: { seed: number; temperature: number }): Policy {
   return {
     async act(obs, ctx) {

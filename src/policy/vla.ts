@@ -1,6 +1,8 @@
-// The VLA policy network: camera images through a shared conv encoder, the instruction through a word
-// embedding (masked mean or attention pooling), proprioception through an MLP, fused by an MLP trunk
-// into one categorical head per action dimension, plus an optional value head. Browser-safe.
+// The VLA policy network: camera images (none for a text-only agent) through a shared conv encoder, the
+// instruction through a word embedding (masked mean or attention pooling), proprioception (or any box of
+// features) through an MLP, fused by an MLP trunk into one categorical head per action dimension, either
+// independent or autoregressive over the earlier dimensions' tokens, plus an optional value head.
+// Browser-safe.
 import { z } from 'zod';
 import { DYN, type Graph, type Tensor } from '../nn/ir.ts';
 import * as o from '../nn/ops.ts';
@@ -10,11 +12,13 @@ import { PAD_ID, TokenizerConfigSchema } from './tokenizer.ts';
 const obsName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'lower_snake_case name');
 
 export const VlaConfigSchema = z.object({
-  /** Observation names of the cameras (1 or 2), each uint8 [N, H, W, 3]. */
-  cameras: z.array(obsName).min(1).max(2).default(['image']),
+  /** Observation names of the cameras (0, 1 or 2), each uint8 [N, H, W, 3]; none: no image encoder. */
+  cameras: z.array(obsName).max(2).default(['image']),
   imageSize: z.tuple([z.number().int().positive(), z.number().int().positive()]).default([64, 64]),
-  conv: z.array(z.object({ out: z.number().int().positive(), k: z.number().int().positive(), stride: z.number().int().positive(), pad: z.number().int().min(0) })).min(1),
-  imageFeatures: z.number().int().positive(),
+  /** The image encoder's conv layers: at least one with cameras, none (the default) without them. */
+  conv: z.array(z.object({ out: z.number().int().positive(), k: z.number().int().positive(), stride: z.number().int().positive(), pad: z.number().int().min(0) })).default([]),
+  /** Width of the image features: required with cameras, absent without them. */
+  imageFeatures: z.number().int().positive().optional(),
   /** FiLM (Perez et al. 2018): the last `film` conv layers are modulated by the instruction embedding,
    *  x = x * (1 + gamma(text)) + beta(text) per channel, before the activation (0 = late fusion only). */
   film: z.number().int().min(0).optional(),
@@ -34,6 +38,10 @@ export const VlaConfigSchema = z.object({
   /** One categorical head per action dimension, in env action order. */
   actions: z.array(z.object({ name: obsName, n: z.number().int().min(2) })).min(1),
   valueHead: z.boolean().default(true),
+  /** Autoregressive heads (a program of token slots): head t = logSoftmax(linear(act(proj(trunk) +
+   *  sum_{s<t} embed_s(token s)))), one `embedDim`-wide embedding table per slot, in action order. The
+   *  graph then takes the action tokens as inputs (teacher forcing). Absent: independent heads. */
+  autoregressive: z.object({ embedDim: z.number().int().positive() }).strict().optional(),
 });
 export type VlaConfigInput = z.input<typeof VlaConfigSchema>;
 export type VlaConfig = z.output<typeof VlaConfigSchema>;
@@ -44,6 +52,13 @@ export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
   const names = [...r.data.cameras, r.data.instruction, ...(r.data.proprio ? [r.data.proprio.name] : [])];
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new Error(`VLA config: observation name "${dup}" used twice`);
+  if (r.data.cameras.length) {
+    if (!r.data.conv.length) throw new Error('VLA config: conv: at least one layer is needed with cameras');
+    if (r.data.imageFeatures === undefined) throw new Error('VLA config: imageFeatures: required with cameras');
+  } else {
+    const extra = (['imageFeatures', 'film', 'keypoints'] as const).find((k) => r.data[k] !== undefined) ?? (r.data.conv.length ? 'conv' : null);
+    if (extra) throw new Error(`VLA config: ${extra}: an image setting, but there are no cameras`);
+  }
   if ((r.data.film ?? 0) > r.data.conv.length) throw new Error(`VLA config: film: ${r.data.film} layers but only ${r.data.conv.length} conv layers`);
   return r.data;
 }
@@ -60,6 +75,9 @@ export interface VlaInputs {
   images: Tensor[];
   tokens: Tensor;
   proprio: Tensor | null;
+  /** Autoregressive configs: the action tokens int32 [N] per dimension (the same graph inputs as
+   *  vlaActionInputs). */
+  actions?: Record<string, Tensor>;
 }
 
 export interface VlaNet {
@@ -70,19 +88,28 @@ export interface VlaNet {
   value: Tensor | null;
 }
 
-/** Declares the observation inputs (batch may be DYN for inference graphs). */
+/** Declares the observation inputs (batch may be DYN for inference graphs), and for autoregressive
+ *  configs the action-token inputs the heads condition on. */
 export function vlaInputs(g: Graph, config: VlaConfig, batch: number): VlaInputs {
   const [h, w] = config.imageSize;
-  return {
+  const inputs: VlaInputs = {
     images: config.cameras.map((c) => g.input(c, [batch, h, w, 3], 'uint8')),
     tokens: g.input(VLA_IO.tokens, [batch, config.tokenizer.maxLength], 'int32'),
     proprio: config.proprio ? g.input(config.proprio.name, [batch, config.proprio.dim]) : null,
   };
+  if (config.autoregressive) inputs.actions = vlaActionInputs(g, config, batch);
+  return inputs;
 }
 
-/** Integer action-token inputs [N] per action dimension (for training graphs). */
+/** Integer action-token inputs [N] per action dimension (for training graphs); those vlaInputs has
+ *  already declared (autoregressive configs) are returned as they are. */
 export function vlaActionInputs(g: Graph, config: VlaConfig, batch: number): Record<string, Tensor> {
-  return Object.fromEntries(config.actions.map((a) => [a.name, g.input(VLA_IO.action(a.name), [batch], 'int32')]));
+  return Object.fromEntries(config.actions.map((a) => {
+    const name = VLA_IO.action(a.name);
+    const known = g.inputs.find((t) => t.name === name);
+    if (known && (known.dtype !== 'int32' || known.shape.length !== 1 || known.shape[0] !== batch)) throw new Error(`vlaActionInputs: input ${name} is ${known.dtype} [${known.shape}], not int32 [${batch}]`);
+    return [a.name, known ?? g.input(name, [batch], 'int32')];
+  }));
 }
 
 /** Per-channel expected (x, y) in [-1, 1] of a softmax over the positions of `x` [N, C, h, w] -> [N, 2C]. */
@@ -95,7 +122,7 @@ export function spatialSoftmax(x: Tensor): Tensor {
   return o.reshape(xy, [DYN, 2 * ch]);
 }
 
-function encodeImage(img: Tensor, c: VlaConfig, text: Tensor | null): Tensor {
+function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: Tensor | null): Tensor {
   // NHWC -> NCHW on the uint8 pixels (a quarter of the bytes of the float image), then (p - 128) / 255:
   // one DequantizeLinear pass in float32 graphs, the same arithmetic spelled out in float64 ones.
   const chw = o.transpose(img, [0, 3, 1, 2]);
@@ -115,7 +142,7 @@ function encodeImage(img: Tensor, c: VlaConfig, text: Tensor | null): Tensor {
   const kp = c.keypoints ?? 'off';
   if (kp !== 'replace') parts.push(o.reshape(x, [DYN, x.shape[1] * x.shape[2] * x.shape[3]]));
   if (kp !== 'off') parts.push(spatialSoftmax(pre));
-  return L.activate(L.linear(parts.length > 1 ? o.concat(parts, 1) : parts[0], 'vla.img.fc', c.imageFeatures), c.act);
+  return L.activate(L.linear(parts.length > 1 ? o.concat(parts, 1) : parts[0], 'vla.img.fc', imageFeatures), c.act);
 }
 
 function encodeText(tokens: Tensor, c: VlaConfig): Tensor {
@@ -141,20 +168,49 @@ export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
   const g = inputs.tokens.graph;
   // Without FiLM the images are encoded first (the parameter order of older models).
   const early = (c.film ?? 0) > 0 ? encodeText(inputs.tokens, c) : null;
-  const feats = inputs.images.map((img, i) => (i === 0 ? encodeImage(img, c, early) : g.withReuse(() => encodeImage(img, c, early))));
+  const width = c.imageFeatures ?? 0; // parseVlaConfig: defined whenever there are cameras
+  const feats = inputs.images.map((img, i) => (i === 0 ? encodeImage(img, c, width, early) : g.withReuse(() => encodeImage(img, c, width, early))));
   feats.push(early ?? encodeText(inputs.tokens, c));
   if (inputs.proprio && c.proprio) feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));
-  const trunk = L.mlp(o.concat(feats, 1), 'vla.trunk', c.trunk, undefined, { act: c.act, layerNorm: c.layerNorm });
-  const logp: Record<string, Tensor> = {};
-  for (const a of c.actions) logp[a.name] = L.logSoftmax(L.linear(trunk, `vla.head.${a.name}`, a.n, { std: 0.01 }));
+  const trunk = L.mlp(feats.length > 1 ? o.concat(feats, 1) : feats[0], 'vla.trunk', c.trunk, undefined, { act: c.act, layerNorm: c.layerNorm });
+  const logp = c.autoregressive ? autoregressiveHeads(trunk, c, inputs.actions) : independentHeads(trunk, c);
   const value = c.valueHead ? o.reshape(L.linear(trunk, 'vla.value', 1, { std: 1 / Math.sqrt(trunk.shape[1]) }), [DYN]) : null;
   return { config: c, logp, value };
+}
+
+function independentHeads(trunk: Tensor, c: VlaConfig): Record<string, Tensor> {
+  const logp: Record<string, Tensor> = {};
+  for (const a of c.actions) logp[a.name] = L.logSoftmax(L.linear(trunk, `vla.head.${a.name}`, a.n, { std: 0.01 }));
+  return logp;
+}
+
+/** Head t sees the trunk and the tokens of slots s < t only: act(proj(trunk) + prefix_t), with
+ *  prefix_t = sum_{s<t} embed_s(token s) accumulated by elementwise adds (exact per row, so batch-
+ *  invariant, and no later token enters head t's graph at all). The last slot's token conditions
+ *  nothing, so it has no table. */
+function autoregressiveHeads(trunk: Tensor, c: VlaConfig, actions: Record<string, Tensor> | undefined): Record<string, Tensor> {
+  const dim = c.autoregressive!.embedDim;
+  const base = L.linear(trunk, 'vla.ar.proj', dim);
+  const logp: Record<string, Tensor> = {};
+  let prefix: Tensor | null = null;
+  c.actions.forEach((a, t) => {
+    const h = L.activate(prefix ? o.add(base, prefix) : base, c.act);
+    logp[a.name] = L.logSoftmax(L.linear(h, `vla.head.${a.name}`, a.n, { std: 0.01 }));
+    if (t === c.actions.length - 1) return;
+    const tok = actions?.[a.name];
+    if (!tok) throw new Error(`vlaNet: the autoregressive heads need the action tokens (vlaInputs declares them); none for "${a.name}"`);
+    const e = L.embedding(tok, `vla.ar.embed.${a.name}`, a.n, dim); // [N, dim]
+    prefix = prefix ? o.add(prefix, e) : e;
+  });
+  return logp;
 }
 
 export interface ActionScores {
   /** Joint log-probability [N] of the given action tokens (sum over dimensions). */
   logp: Tensor;
-  /** Joint entropy [N] (sum over dimensions: the heads are independent given the observation). */
+  /** Joint entropy [N]: the sum over dimensions. Independent heads: exact. Autoregressive heads: the
+   *  per-slot entropies given the sampled prefix, whose sum is by the chain rule an unbiased
+   *  one-sample estimate of the joint entropy when the tokens come from the policy itself. */
   entropy: Tensor;
   perDim: Record<string, Tensor>;
 }

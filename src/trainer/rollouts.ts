@@ -195,7 +195,9 @@ export async function jointLogp(sampler: PolicySampler, samples: readonly StepSa
   const names = Object.keys(samples[0]?.obs ?? {});
   for (let at = 0; at < samples.length; at += chunk) {
     const rows = samples.slice(at, at + chunk);
-    const f = await sampler.forward(stackObs(rows.map((r) => r.obs), names), rows.length);
+    // the sampled tokens too: an autoregressive policy's slot t depends on the tokens before it
+    const tokens = Object.fromEntries(sampler.config.actions.map((a) => [a.name, Int32Array.from(rows, (r) => r.tokens[a.name])]));
+    const f = await sampler.forward(stackObs(rows.map((r) => r.obs), names), rows.length, tokens);
     rows.forEach((r, b) => {
       let joint = 0;
       for (const a of sampler.config.actions) joint += f.logp[a.name][b * a.n + r.tokens[a.name]];
