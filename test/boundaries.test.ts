@@ -23,7 +23,7 @@ const FORBIDDEN: Record<string, string[]> = {
   server: ['trainer', 'experiment', 'cli'],
   eval: ['trainer', 'autoresearch', 'experiment', 'cli'],
   demos: ['worldmodel', 'trainer', 'autoresearch', 'experiment', 'cli'],
-  experiment: ['autoresearch', 'protocol', 'server', 'cli'],
+  experiment: ['protocol', 'server', 'cli'],
   cli: [],
 };
 /** store (run files on disk) may import only core: every other folder of the table is forbidden. */

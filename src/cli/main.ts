@@ -16,6 +16,7 @@ import { registerShadow } from './commands/shadow.ts';
 import { registerExperiment } from './commands/experiment.ts';
 import { registerStart } from './commands/start.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerResearch } from './commands/research.ts';
 
 export function buildProgram(): Command {
   const program = new Command('wmrl')
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerExperiment(program);
   registerStart(program);
   registerServe(program);
+  registerResearch(program);
   registerEval(program);
   return program;
 }

@@ -1,6 +1,8 @@
-// experiment: the tabletop wired to the trainer, and experiments over trainer runs (the speedup
-// experiment, the main job). Must not import server, protocol or autoresearch.
+// experiment: the tabletop and AutoResearch wired to the trainer, and experiments over trainer runs (the
+// speedup experiment, the main job). Must not import server, protocol or cli.
 export * from './tabletop.ts';
 export * from './speedup.ts';
 export * from './speedup-report.ts';
 export * from './main-job.ts';
+export * from './research.ts';
+export * from './research-speedup.ts';

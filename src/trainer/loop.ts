@@ -50,6 +50,8 @@ export interface TrainSetup {
 
 export interface TrainHooks {
   onIteration?(metrics: Record<string, number>): void;
+  /** The policy's parameters after an iteration's update (for evaluations outside the loop). */
+  onPolicy?(iteration: number, params: ParamStore): void;
   /** Checked between iterations (Ctrl-C): true stops after writing a checkpoint. */
   shouldStop?(): boolean;
 }
@@ -277,6 +279,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       m.step = it + 1;
       writeFileSync(metricsPath, jsonLine(m), { flag: 'a' });
       opts.onIteration?.(m);
+      opts.onPolicy?.(it + 1, trainer.params());
       done = it + 1;
       const stopping = opts.shouldStop?.() ?? false;
       if ((it + 1) % cfg.checkpointEvery === 0 || it + 1 === cfg.iterations || stopping) save(it + 1);

@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readInputJson } from '../../core/input-file.ts';
-import { SpeedupConfigSchema, WMRL_BIN, runSpeedup, writeSpeedupReport } from '../../experiment/index.ts';
+import { ResearchSpeedupSchema, SpeedupConfigSchema, WMRL_BIN, runResearchSpeedup, runSpeedup, writeResearchReport, writeSpeedupReport } from '../../experiment/index.ts';
 import { MODES } from '../../trainer/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { UsageError, parseOptions, printJson, requireFile } from '../options.ts';
@@ -21,7 +22,22 @@ const SpeedupOptions = z.object({
   worldModel: z.string(),
   scene: z.string().optional(),
   json: z.boolean().optional(),
+  suite: z.enum(['tabletop', 'autoresearch']),
 });
+
+/** The AutoResearch suite: real-execution GRPO vs WMRL on the research tasks, held-out tasks evaluated. */
+async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<string, unknown>): Promise<void> {
+  const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'experiment config') : {};
+  const parsed = ResearchSpeedupSchema.safeParse({ ...file, ...(o.seeds ? { seed: o.seeds[0] } : {}) });
+  if (!parsed.success) throw new UsageError(`experiment config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const runs = raw.runs === 'runs/speedup' ? 'runs/research-speedup' : o.runs;
+  const reportDir = raw.report === 'docs/speedup' ? 'docs/autoresearch' : o.report;
+  const log = (line: string) => { if (!o.json) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`); };
+  const report = await withFolderLock(runs, '--runs', () => runResearchSpeedup(parsed.data, runs, log));
+  const files = writeResearchReport(reportDir, report, `wmrl experiment speedup ${process.argv.slice(4).join(' ')}`.trim());
+  if (o.json) return printJson(report);
+  console.log(readFileSync(files.md, 'utf8'));
+}
 
 export function registerExperiment(program: Command): void {
   const experiment = program.command('experiment').description('experiments over trainer runs');
@@ -39,9 +55,11 @@ export function registerExperiment(program: Command): void {
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print the report as one JSON object on stdout')
-    .addHelpText('after', `\nExperiment fields (--config file.json):\n${Object.entries(SpeedupConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`)
+    .option('--suite <s>', 'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl; --runs default runs/research-speedup, --report docs/autoresearch; --config fields below)', 'tabletop')
+    .addHelpText('after', `\nExperiment fields (--config file.json):\n${Object.entries(SpeedupConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}\n\n--suite autoresearch fields:\n${Object.entries(ResearchSpeedupSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`)
     .action(async (raw) => {
       const o = parseOptions(SpeedupOptions, raw);
+      if (o.suite === 'autoresearch') return researchSuite(o, raw);
       requireFile('--policy', o.policy, 'policy file');
       requireFile('--world-model', o.worldModel, 'world-model file');
       const scene = loadScene(o.scene);

@@ -1,0 +1,102 @@
+// AutoResearch as the trainer sees a task with a learned engine: episode states as flat rows (for the
+// anchors' records, branching and the refresh), and the outcome model refreshed from anchor executions
+// (the trainer's RefreshableModel). The leaderboard's reference runs of the training tasks are the
+// model's first data; held-out tasks never reach it.
+import type { BatchObs, Env, ResetInfo } from '../env/types.ts';
+import { PROGRAM_SLOTS, parseTokens, programText } from './dsl.ts';
+import { AutoResearchEnv, type ResearchState } from './env.ts';
+import { referenceRuns } from './leaderboard.ts';
+import { type ExecutedRun, OutcomeModel } from './outcome-model.ts';
+import { STATUSES, feedbackLine } from './proposal.ts';
+import type { TaskData } from './tasks.ts';
+
+/** Row: turn, best ladder value, best position, last status index (-1: none), last position, last
+ *  validation score, then the last program's tokens. */
+export const ROW_HEAD = 6;
+export const ROW_SIZE = ROW_HEAD + PROGRAM_SLOTS;
+
+export function researchRow(s: ResearchState): number[] {
+  const last = s.last;
+  return [s.turn, s.best, s.bestPosition, last ? STATUSES.indexOf(last.status) : -1, last?.position ?? 0, last?.validation ?? 0, ...(s.lastTokens ?? new Int32Array(PROGRAM_SLOTS))];
+}
+
+export function stateFromRow(task: TaskData, seed: number, row: ArrayLike<number>): ResearchState {
+  if (row.length !== ROW_SIZE) throw new RangeError(`a research row has ${row.length} values, expected ${ROW_SIZE}`);
+  const tokens = Int32Array.from({ length: PROGRAM_SLOTS }, (_, k) => row[ROW_HEAD + k]);
+  const status = row[3] >= 0 ? STATUSES[row[3]] : null;
+  const last = status && { status, position: status === 'valid' ? row[4] : undefined, validation: status === 'valid' ? row[5] : undefined, wallMs: 0, feedback: '' };
+  if (last) last.feedback = feedbackLine(programText(tokens), last, task.spec.metric, parseTokens(tokens).ok ? '' : 'does not parse');
+  return { seed, turn: row[0], best: row[1], bestPosition: row[2], last, lastTokens: status ? tokens : undefined };
+}
+
+/** The trainer's Branching for a research task: rows from the real env, Φ = best ladder value. */
+export function researchBranching(task: TaskData) {
+  return {
+    record: (real: Env, slot: number) => researchRow((real as AutoResearchEnv).state(slot)),
+    progress: (_seed: number, row: ArrayLike<number>) => row[1],
+    resetFrom(model: Env, slots: number[], starts: { seed: number; key: number; elapsed: number; row: ArrayLike<number> }[]): Promise<{ obs: BatchObs; info: ResetInfo }> {
+      if (!(model instanceof AutoResearchEnv)) throw new TypeError('researchBranching: the model env must be an AutoResearchEnv');
+      const all: (ResearchState | null)[] = new Array(model.numEnvs).fill(null);
+      slots.forEach((i, j) => (all[i] = stateFromRow(task, starts[j].seed, starts[j].row)));
+      return model.resetFrom(all);
+    },
+  };
+}
+
+/** The executed runs of an anchor episode: turn t's program and the outcome its next row records. */
+export function episodeRuns(task: TaskData, e: { length: number; states: ArrayLike<number>; actions: ArrayLike<number> }): ExecutedRun[] {
+  const runs: ExecutedRun[] = [];
+  for (let t = 0; t < e.length; t++) {
+    const tokens = Int32Array.from({ length: PROGRAM_SLOTS }, (_, k) => e.actions[t * PROGRAM_SLOTS + k]);
+    const row = Array.from({ length: ROW_SIZE }, (_, k) => e.states[(t + 1) * ROW_SIZE + k]);
+    const parsed = parseTokens(tokens);
+    if (!parsed.ok || row[3] < 0) continue;
+    const status = STATUSES[row[3]];
+    runs.push({ task, program: parsed.program, status, position: status === 'valid' ? row[4] : undefined });
+  }
+  return runs;
+}
+
+/** The outcome model refreshed online: anchor episodes in, a seeded refit on refresh. Its state is the
+ *  rows of the current fit (the forests are a function of their rows and seed: no weights to keep). */
+export class OnlineOutcomeModel {
+  readonly model: OutcomeModel;
+  private readonly base: number;
+
+  constructor(private readonly tasks: readonly TaskData[], seed = 0) {
+    this.model = new OutcomeModel(seed);
+    this.model.add(tasks.filter((t) => !t.spec.heldout).flatMap((task) => referenceRuns(task.spec.id).map((r) => ({ task, program: r.program, status: 'valid' as const, position: r.position }))));
+    this.base = this.model.size;
+    this.model.fit();
+  }
+
+  addEpisodes(episodes: readonly { taskId: string; length: number; states: ArrayLike<number>; actions: ArrayLike<number> }[]): number {
+    const before = this.model.size;
+    for (const e of episodes) {
+      const task = this.tasks.find((t) => `autoresearch/${t.spec.id}` === e.taskId);
+      if (!task) throw new RangeError(`outcome model: no research task ${e.taskId}`);
+      this.model.add(episodeRuns(task, e));
+    }
+    return this.model.size - before;
+  }
+
+  async refresh(): Promise<{ steps: number; bestValMse: number | null; transitions: number }> {
+    this.model.fit();
+    return { steps: 0, bestValMse: null, transitions: this.model.size - this.base };
+  }
+
+  /** The current fit as plain arrays (x: rows x width features; y: status index and position per row). */
+  exportFit(): { rows: number; width: number; x: Float32Array; y: Float32Array } {
+    const rows = this.model.fitted;
+    return {
+      rows: rows.length, width: rows[0]?.x.length ?? 0,
+      x: Float32Array.from(rows.flatMap((r) => r.x)), y: Float32Array.from(rows.flatMap((r) => [STATUSES.indexOf(r.status), r.position])),
+    };
+  }
+
+  restoreFit(f: { rows: number; width: number; x: ArrayLike<number>; y: ArrayLike<number> }): void {
+    this.model.fitRows(Array.from({ length: f.rows }, (_, k) => ({
+      x: Array.from({ length: f.width }, (_, j) => f.x[k * f.width + j]), status: STATUSES[f.y[2 * k]], position: f.y[2 * k + 1],
+    })));
+  }
+}

@@ -1,0 +1,140 @@
+// The outcome world model: predicts a proposal's status and leaderboard position from its program and
+// the task's meta-features, without running it. Parsing and checking are exact (the DSL is known); what
+// is learned is whether a runnable program errs, runs out of its limits or scores, and its position.
+// Three random-forest regressions (ml-random-forest) on executed runs; their trees, index by index, are
+// the ensemble members, whose spread gives rewardVar. Refitting is from scratch and seeded, so a model
+// is a function of the runs it has seen (exact resume replays them).
+import { RandomForestRegression } from 'ml-random-forest';
+import { FAMILIES, OPTIONS, PARAM_VALUES, checkProgram, parseTokens, programText, type OptionKey, type ParamKey, type Program } from './dsl.ts';
+import type { OutcomeSource, ResearchState } from './env.ts';
+import { type Outcome, type Status, ladder } from './proposal.ts';
+import { type TaskData, metaFeatures } from './tasks.ts';
+
+/** One executed run: what the model learns from. */
+export interface ExecutedRun {
+  task: TaskData;
+  program: Program;
+  status: Status;
+  position?: number;
+}
+
+export const TREES = 16;
+
+/** One training row: the features of a run, its status and (valid runs) its position. */
+export interface FitRow {
+  x: number[];
+  status: Status;
+  position: number;
+}
+
+/** Program and task as a fixed-length feature row. */
+export function runFeatures(task: TaskData, p: Program): number[] {
+  const row: number[] = FAMILIES.map((f) => (p.model === f ? 1 : 0));
+  for (const key of Object.keys(OPTIONS) as OptionKey[]) for (const v of OPTIONS[key]) row.push(p[key] === v ? 1 : 0);
+  for (const key of Object.keys(PARAM_VALUES) as ParamKey[]) row.push(p.params[key] === undefined ? -1 : Math.log10(p.params[key]!));
+  return [...row, ...metaFeatures(task)].map(Math.fround); // float32, as a checkpoint keeps them
+}
+
+const fitForest = (x: number[][], y: number[], seed: number) => {
+  const rf = new RandomForestRegression({ nEstimators: TREES, seed, maxFeatures: 0.8, replacement: true, useSampleBagging: true, noOOB: true, treeOptions: { maxDepth: 8, minNumSamples: 2 } });
+  rf.train(x, y);
+  return rf;
+};
+
+/** Per-tree predictions [rows][TREES]. */
+const perTree = (rf: RandomForestRegression | null, x: number[][], fallback: number): number[][] => {
+  if (!rf || x.length === 0) return x.map(() => new Array(TREES).fill(fallback));
+  const m = (rf as unknown as { predictionValues(x: number[][]): { getRow(i: number): number[] } }).predictionValues(x); // untyped in the package
+  return x.map((_, i) => m.getRow(i));
+};
+
+export class OutcomeModel {
+  private runs: ExecutedRun[] = [];
+  private valid: RandomForestRegression | null = null;
+  private noResult: RandomForestRegression | null = null;
+  private position: RandomForestRegression | null = null;
+
+  constructor(private readonly seed = 0) {}
+
+  get size(): number {
+    return this.runs.length;
+  }
+
+  /** Adds runs (malformed and invalid ones teach nothing: they are known exactly). */
+  add(runs: readonly ExecutedRun[]): void {
+    this.runs.push(...runs.filter((r) => r.status !== 'malformed' && r.status !== 'invalid'));
+  }
+
+  /** Refits on every run seen so far. */
+  fit(): void {
+    this.fitRows(this.runs.map((r) => ({ x: runFeatures(r.task, r.program), status: r.status, position: Math.fround(r.position ?? 0) })));
+  }
+
+  /** The rows of the current fit (a checkpoint keeps them; fitRows(fitted) rebuilds this exact model). */
+  fitted: FitRow[] = [];
+
+  fitRows(rows: readonly FitRow[]): void {
+    const x = rows.map((r) => r.x);
+    const seeded = (k: number) => (this.seed * 7919 + rows.length * 31 + k) >>> 0;
+    const varied = (y: number[]) => y.some((v) => v !== y[0]);
+    const mean = (y: number[], none: number) => (y.length ? y.reduce((a, b) => a + b, 0) / y.length : none);
+    const yValid = rows.map((r) => (r.status === 'valid' ? 1 : 0));
+    const yNo = rows.map((r) => (r.status === 'no_result' ? 1 : 0));
+    const scored = rows.filter((r) => r.status === 'valid');
+    this.valid = varied(yValid) ? fitForest(x, yValid, seeded(1)) : null;
+    this.noResult = varied(yNo) ? fitForest(x, yNo, seeded(2)) : null;
+    this.position = scored.length > 1 ? fitForest(scored.map((r) => r.x), scored.map((r) => r.position), seeded(3)) : null;
+    this.validFallback = mean(yValid, 1);
+    this.noResultFallback = mean(yNo, 0);
+    this.positionFallback = mean(scored.map((r) => r.position), 0.5);
+    this.fitted = rows.slice();
+  }
+
+  private validFallback = 1;
+  private noResultFallback = 0;
+  private positionFallback = 0.5;
+
+  /** Predicted outcome of each proposal, its expected ladder reward and the members' variance of it. */
+  predict(task: TaskData, tokens: readonly Int32Array[]): { outcome: Outcome; reward: number; rewardVar: number }[] {
+    const parsed = tokens.map((t) => parseTokens(t));
+    const runnable: { k: number; program: Program }[] = [];
+    const out: ({ outcome: Outcome; reward: number; rewardVar: number } | null)[] = parsed.map((p, k) => {
+      const text = programText(tokens[k]);
+      if (!p.ok) return exact('malformed', `${text} -> malformed: ${p.error}`);
+      const why = checkProgram(p.program, { kind: task.kind, trainRows: task.trainRows });
+      if (why) return exact('invalid', `${text} -> invalid: ${why}`);
+      runnable.push({ k, program: p.program });
+      return null;
+    });
+    const x = runnable.map((r) => runFeatures(task, r.program));
+    const [pv, pn, pos] = [perTree(this.valid, x, this.validFallback), perTree(this.noResult, x, this.noResultFallback), perTree(this.position, x, this.positionFallback)];
+    runnable.forEach(({ k }, j) => {
+      const members = pv[j].map((_, m) => {
+        const v = clamp01(pv[j][m]), nr = Math.min(clamp01(pn[j][m]), 1 - v);
+        return { v, nr, pos: clamp01(pos[j][m]), r: 0.1 * (1 - v - nr) + 0.2 * nr + v * (0.5 + 0.5 * clamp01(pos[j][m])) };
+      });
+      const mean = (f: (m: (typeof members)[number]) => number) => members.reduce((s, m) => s + f(m), 0) / members.length;
+      const reward = mean((m) => m.r);
+      const rewardVar = mean((m) => (m.r - reward) ** 2);
+      const v = mean((m) => m.v), nr = mean((m) => m.nr), position = mean((m) => m.pos);
+      const status: Status = v >= nr && v >= 1 - v - nr ? 'valid' : nr >= 1 - v - nr ? 'no_result' : 'runtime_error';
+      const text = programText(tokens[k]);
+      const feedback = status === 'valid' ? `${text} -> valid (predicted), beats ${Math.round(100 * position)}% of the leaderboard` : `${text} -> ${status.replace('_', ' ')} (predicted)`;
+      out[k] = { outcome: { status, position: status === 'valid' ? position : undefined, feedback, wallMs: 0 }, reward, rewardVar };
+    });
+    return out as { outcome: Outcome; reward: number; rewardVar: number }[];
+  }
+}
+
+const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
+const exact = (status: Status, feedback: string) => ({ outcome: { status, feedback, wallMs: 0 }, reward: ladder(status), rewardVar: 0 });
+
+/** The model as the env's outcome source (a "world-model" engine on the same contract). */
+export function modelSource(model: OutcomeModel): OutcomeSource {
+  return {
+    source: 'world-model',
+    async outcomes(task: TaskData, proposals: { tokens: Int32Array; seed: number; state: ResearchState }[]) {
+      return model.predict(task, proposals.map((p) => p.tokens));
+    },
+  };
+}

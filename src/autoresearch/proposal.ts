@@ -1,0 +1,78 @@
+// One proposal from tokens to a scored outcome: parse (malformed), check against the task (invalid),
+// run in the sandbox (runtime error | no result | valid), place the validation score on the task's
+// leaderboard, and the paper's reward ladder. The runner is fixed and trusted; the agent gives tokens.
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { checkProgram, parseTokens, programText, type Program } from './dsl.ts';
+import { type ExecLimits, type Executor } from './executor.ts';
+import { leaderboardPosition } from './leaderboard.ts';
+import type { TaskData } from './tasks.ts';
+
+export const STATUSES = ['malformed', 'invalid', 'runtime_error', 'no_result', 'valid'] as const;
+export type Status = (typeof STATUSES)[number];
+
+export interface Outcome {
+  status: Status;
+  /** Validation and test scores in the task's metric (valid runs only). */
+  validation?: number;
+  test?: number;
+  /** Share of the leaderboard's reference runs the validation score beats, in [0, 1] (valid runs only). */
+  position?: number;
+  /** Test-score position (valid runs only; reported, never trained on). */
+  testPosition?: number;
+  /** One line for the agent: the program, what happened and why. */
+  feedback: string;
+  wallMs: number;
+}
+
+/** The paper's ladder: malformed 0 (a program that cannot apply counts as malformed), runtime error
+ *  0.1, no result 0.2, valid 0.5 + 0.5 x leaderboard position. */
+export function ladder(status: Status, position = 0): number {
+  if (status === 'valid') return 0.5 + 0.5 * position;
+  return status === 'no_result' ? 0.2 : status === 'runtime_error' ? 0.1 : 0;
+}
+
+/** Wall-clock limit of a run by the program's budget. */
+export const BUDGET_MS: Record<Program['budget'], number> = { small: 4_000, medium: 10_000, large: 25_000 };
+
+const RUN_CHILD = fileURLToPath(new URL('./run-child.ts', import.meta.url));
+const ChildResultSchema = z.object({ validation: z.number(), test: z.number(), trainMs: z.number() });
+
+export function feedbackLine(text: string, o: Pick<Outcome, 'status' | 'validation' | 'position'>, metric: string, reason = ''): string {
+  if (o.status === 'valid') return `${text} -> valid, validation ${metric} ${o.validation!.toFixed(3)}, beats ${Math.round(100 * o.position!)}% of the leaderboard`;
+  return `${text} -> ${o.status.replace('_', ' ')}${reason ? `: ${reason}` : ''}`;
+}
+
+export async function runProposal(executor: Executor, task: TaskData, tokens: ArrayLike<number>, seed: number, limits: Partial<ExecLimits> = {}): Promise<Outcome> {
+  const text = programText(tokens);
+  const done = (status: Status, reason: string, wallMs = 0, extra: Partial<Outcome> = {}): Outcome => ({ status, ...extra, feedback: feedbackLine(text, { status, ...extra }, task.spec.metric, reason), wallMs });
+  const parsed = parseTokens(tokens);
+  if (!parsed.ok) return done('malformed', parsed.error);
+  const why = checkProgram(parsed.program, { kind: task.kind, trainRows: task.trainRows });
+  if (why) return done('invalid', why);
+  const report = await executor.run({ script: RUN_CHILD, input: { task: task.spec.id, program: parsed.program, seed }, limits: { wallMs: BUDGET_MS[parsed.program.budget], ...limits } });
+  if (report.outcome === 'error' || report.outcome === 'denied') return done('runtime_error', lastLine(report.stderrTail), report.wallMs);
+  const result = ChildResultSchema.safeParse(report.result);
+  if (report.outcome !== 'ok' || !result.success || !Number.isFinite(result.data.validation)) return done('no_result', report.outcome === 'ok' ? 'no score reported' : `stopped: ${report.outcome}`, report.wallMs);
+  const { validation, test } = result.data;
+  return done('valid', '', report.wallMs, { validation, test, position: leaderboardPosition(task.spec.id, validation, 'validation'), testPosition: leaderboardPosition(task.spec.id, test, 'test') });
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n').filter((l) => l.trim() && !l.startsWith('    at '));
+  return (lines.at(-1) ?? '').slice(0, 160);
+}
+
+/** Real execution as the env's outcome source: every proposal runs in the sandbox (the executor's
+ *  concurrency bounds how many at once). `onRun` sees each executed outcome (logs, counters). */
+export function executorSource(executor: Executor, onRun?: (task: TaskData, tokens: Int32Array, o: Outcome) => void) {
+  return {
+    source: 'executor' as const,
+    outcomes: (task: TaskData, proposals: { tokens: Int32Array; seed: number }[]) =>
+      Promise.all(proposals.map(async (p) => {
+        const outcome = await runProposal(executor, task, p.tokens, p.seed);
+        onRun?.(task, p.tokens, outcome);
+        return { outcome };
+      })),
+  };
+}

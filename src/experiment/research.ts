@@ -1,0 +1,163 @@
+// AutoResearch wired to the trainer: one TrainTask per training task (the sandboxed executor as the real
+// engine, the outcome model as the learned one), the outcome model as the trainer's refreshable world
+// model, the agent's network config, its behaviour-cloned base on the leaderboards' reference programs,
+// and the held-out evaluation (real execution, test-score leaderboard positions).
+import {
+  AutoResearchEnv, type Executor, OnlineOutcomeModel, type Outcome, type TaskData, VOCAB, executorSource, loadTask, modelSource, programTokens, referenceRuns, researchBranching, researchSpec, TASKS,
+} from '../autoresearch/index.ts';
+import { Graph } from '../nn/ir.ts';
+import { ParamStore } from '../nn/params.ts';
+import { BcTrainer } from '../policy/bc.ts';
+import { AGENT_SIZES } from '../policy/presets.ts';
+import { specInterfaceHash, vlaConfigFromSpec } from '../policy/spec-config.ts';
+import { WordTokenizer } from '../policy/tokenizer.ts';
+import { type VlaConfig, vlaForwardBuilder } from '../policy/vla.ts';
+import type { Mode, ModelTrainerState, RefreshableModel, TrainTask } from '../trainer/index.ts';
+import { mean, std } from '../core/stats.ts';
+import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
+import { collectEpisodes } from '../rollout/index.ts';
+
+export const TRAIN_RESEARCH_TASKS = TASKS.filter((t) => !t.heldout).map((t) => t.id);
+export const HELDOUT_RESEARCH_TASKS = TASKS.filter((t) => t.heldout).map((t) => t.id);
+/** Episode seeds: training starts count from 0, evaluation episodes from here (disjoint). */
+export const RESEARCH_EVAL_SEED = 1_000_000;
+/** Words of the agent's text observation kept (a description and one feedback line fit). */
+export const AGENT_TEXT_TOKENS = 112;
+const FEEDBACK_WORDS = 'last valid validation accuracy macro f1 rmse beats of the leaderboard malformed invalid runtime error no result predicted stopped timeout memory output does not parse';
+
+/** The agent's network: text (description + last feedback) and the meta-feature box in, one
+ *  autoregressive head per program slot out. */
+export function agentConfig(): VlaConfig {
+  const corpus = [...TASKS.map((t) => t.description), FEEDBACK_WORDS, VOCAB.join(' ')];
+  const tokenizer = WordTokenizer.fromCorpus(corpus, { maxLength: AGENT_TEXT_TOKENS }).config;
+  return vlaConfigFromSpec(researchSpec(loadTask(TRAIN_RESEARCH_TASKS[0])), tokenizer, AGENT_SIZES);
+}
+
+/** The interface hash an agent file carries (every research task has the same spec entries). */
+export function agentSpecHash(): string {
+  return specInterfaceHash(researchSpec(loadTask(TRAIN_RESEARCH_TASKS[0])));
+}
+
+/** The outcome model as the trainer's RefreshableModel; its "weights" are the rows of its fit. */
+function refreshable(online: OnlineOutcomeModel): RefreshableModel {
+  const info = (name: string, size: number) => ({ name, shape: [Math.max(1, size)], trainable: false, decay: false });
+  return {
+    addEpisodes: (episodes) => online.addEpisodes(episodes),
+    refresh: () => online.refresh(),
+    exportState(): ModelTrainerState {
+      const f = online.exportFit();
+      const params = new ParamStore('float32');
+      params.add(info('x', f.x.length), f.x.length ? f.x : new Float32Array(1));
+      params.add(info('y', f.y.length), f.y.length ? f.y : new Float32Array(1));
+      return { step: f.rows, fitStep: 0, skipped: 0, bestStep: -1, bestScore: f.width, params, optimizer: { step: 0, m: new Map(), v: new Map() }, best: params };
+    },
+    async restore(state: ModelTrainerState) {
+      online.restoreFit({ rows: state.step, width: state.bestScore ?? 0, x: state.params.get('x'), y: state.params.get('y') });
+    },
+  };
+}
+
+/** Trainer fields for AutoResearch (layered over the default preset): episodes of at most 4 turns,
+ *  whole-episode world-model groups (every turn's outcome is predicted independently of the last), a
+ *  refresh every 32 executed turns, evaluation outside the loop (held-out tasks). */
+export const RESEARCH_CONFIG = {
+  groupsPerIteration: 4, groupSize: 4, anchorShare: 0.25, minAnchors: 1, samplesPerRollout: 4, branchShare: 0, horizon: 4, branchEvery: 1,
+  fidelityEvery: 0, refreshEvery: 32, numEnvs: 4, batch: 32, lr: 3e-4, evalEvery: 0, checkpointEvery: 4, entropyCoef: 3e-3,
+};
+
+export function researchTrainSetup(o: { mode: Mode; seed: number; executor: Executor; tasks?: readonly string[]; onRun?: (o: Outcome) => void }): { tasks: TrainTask[]; worldModel?: RefreshableModel; online?: OnlineOutcomeModel } {
+  const data = (o.tasks ?? TRAIN_RESEARCH_TASKS).map(loadTask);
+  const held = data.find((t) => t.spec.heldout);
+  if (held) throw new RangeError(`research task ${held.spec.id} is held out from training`);
+  const online = o.mode !== 'real' ? new OnlineOutcomeModel(data, o.seed) : undefined;
+  const real = executorSource(o.executor, o.onRun && ((_t, _k, r) => o.onRun!(r)));
+  const tasks = data.map((task): TrainTask => ({
+    id: `autoresearch/${task.spec.id}`,
+    makeReal: async (n) => new AutoResearchEnv(task, n, real),
+    makeModel: online && (async (n) => new AutoResearchEnv(task, n, modelSource(online.model))),
+    branching: researchBranching(task),
+    trainSeed: (k) => k,
+    evalSeed: (k) => RESEARCH_EVAL_SEED + k,
+  }));
+  return { tasks, worldModel: online && refreshable(online), online };
+}
+
+/** The base agent: behaviour cloning of every training task's reference programs from the first turn's
+ *  observation. Deterministic in `seed`. */
+export async function cloneReferencePrograms(o: { steps: number; seed: number; lr?: number; batch?: number; onStep?: (step: number, loss: number) => void }): Promise<{ config: VlaConfig; params: ParamStore }> {
+  const config = agentConfig();
+  const tokenizer = new WordTokenizer(config.tokenizer);
+  const rows: { task: TaskData; tokens: Int32Array }[] = TRAIN_RESEARCH_TASKS.map(loadTask).flatMap((task) => referenceRuns(task.spec.id).map((r) => ({ task, tokens: programTokens(r.program) })));
+  const boxDim = config.proprio!.dim;
+  const ds = {
+    size: rows.length,
+    images: {},
+    proprio: new Float32Array(rows.length * boxDim),
+    tokens: new Int32Array(rows.length * tokenizer.maxLength),
+    labels: Object.fromEntries(config.actions.map((a, k) => [a.name, Int32Array.from(rows, (r) => r.tokens[k])])),
+  };
+  const first = new Map<string, { text: string; box: Float32Array }>();
+  for (const task of new Set(rows.map((r) => r.task))) {
+    const env = new AutoResearchEnv(task, 1, { source: 'executor', outcomes: async () => [] });
+    const { obs } = await env.reset({ seed: 0 });
+    first.set(task.spec.id, { text: (obs.instruction as string[])[0], box: obs.meta as Float32Array });
+  }
+  rows.forEach((r, i) => {
+    const o0 = first.get(r.task.spec.id)!;
+    ds.proprio.set(o0.box, i * boxDim);
+    ds.tokens.set(tokenizer.encode(o0.text), i * tokenizer.maxLength);
+  });
+  const g = new Graph();
+  vlaForwardBuilder(config)(g);
+  const trainer = await BcTrainer.create(config, ParamStore.init(g.params, o.seed), { batch: o.batch ?? 32, lr: o.lr ?? 3e-3, totalSteps: o.steps, seed: o.seed });
+  try {
+    for (let s = 0; s < o.steps; s++) {
+      const r = await trainer.step(ds);
+      o.onStep?.(r.step, r.loss);
+    }
+    return { config, params: trainer.params() };
+  } finally {
+    await trainer.close();
+  }
+}
+
+export interface ResearchEvalResult {
+  task: string;
+  episodes: number;
+  /** Mean test-score leaderboard position of each episode's submitted run (best validation position; 0
+   *  when no run was valid), with a 95% normal interval over episodes. */
+  testPosition: number;
+  ciLow: number;
+  ciHigh: number;
+  /** Share of episodes with a valid run, and the mean trajectory reward (best ladder value). */
+  validShare: number;
+  reward: number;
+  statuses: Record<string, number>;
+  executions: number;
+}
+
+/** The agent on `episodes` evaluation episodes of each task, in real execution (seeds disjoint from
+ *  training's), temperature 1 as in training. */
+export async function researchEval(o: { config: VlaConfig; params: ParamStore; tasks: readonly string[]; episodes: number; executor: Executor; seed?: number; numEnvs?: number }): Promise<ResearchEvalResult[]> {
+  const sampler = await PolicySampler.create(o.config, o.params);
+  try {
+    const out: ResearchEvalResult[] = [];
+    for (const id of o.tasks) {
+      const task = loadTask(id);
+      const statuses: Record<string, number> = {};
+      const env = new AutoResearchEnv(task, Math.min(o.numEnvs ?? 8, o.episodes), executorSource(o.executor, (_t, _k, r) => (statuses[r.status] = (statuses[r.status] ?? 0) + 1)));
+      const seeds = Array.from({ length: o.episodes }, (_, k) => RESEARCH_EVAL_SEED + k);
+      const eps = await collectEpisodes(env, samplerPolicy(sampler, { seed: o.seed ?? 0, temperature: 1 }), { seeds, recordState: (i) => [env.state(i).bestTestPosition ?? 0, env.state(i).best] });
+      const test = eps.map((e) => e.states![e.states!.length - 2]);
+      const m = mean(test), half = 1.96 * std(test) / Math.sqrt(Math.max(1, test.length - 1));
+      out.push({
+        task: id, episodes: eps.length, testPosition: m, ciLow: m - half, ciHigh: m + half,
+        validShare: eps.filter((e) => e.states![e.states!.length - 1] >= 0.5).length / eps.length, reward: mean(eps.map((e) => e.states![e.states!.length - 1])),
+        statuses, executions: Object.entries(statuses).filter(([s]) => s !== 'malformed' && s !== 'invalid').reduce((n, [, c]) => n + c, 0),
+      });
+    }
+    return out;
+  } finally {
+    await sampler.close();
+  }
+}

@@ -1,0 +1,2 @@
+// Spins forever: the executor must kill it at limits.wallMs (outcome 'timeout').
+for (;;);

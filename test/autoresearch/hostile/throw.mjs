@@ -1,0 +1,2 @@
+// Throws at top level (outcome 'error').
+throw new Error('hostile: thrown on purpose');
