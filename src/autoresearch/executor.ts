@@ -33,6 +33,7 @@ export const ExecLimitsSchema = z.object({
   wallMs: z.number().int().min(100).max(3_600_000).describe('wall-clock limit of the child, ms; the process group is SIGKILLed when it runs out'),
   memoryMb: z.number().int().min(1024).max(1 << 20).describe(`address-space cap of the child, MiB (prlimit --as; Node needs ~${NODE_BOOT_MB} to boot); the JS heap cap is heapMbFor(memoryMb)`),
   outputBytes: z.number().int().min(1024).max(1 << 30).describe('bytes the child may write to stdout and stderr together; past it the child is killed'),
+  cpuS: z.number().int().min(1).max(3600).optional().describe('CPU-time limit of the child, s (prlimit --cpu; outcome timeout): unlike wallMs, load on the machine hardly moves where a busy child hits it'),
 });
 export type ExecLimits = z.infer<typeof ExecLimitsSchema>;
 export const DEFAULT_LIMITS: ExecLimits = Object.freeze({ wallMs: 20_000, memoryMb: 1536, outputBytes: 64 * 1024 });
@@ -193,6 +194,7 @@ export class Executor {
         readPaths: [NODE_MODULES, scratch, ...(job.readPaths ?? [])], // the bundle lies in node_modules/.cache
         writePaths: [scratch],
         memoryMb: limits.memoryMb,
+        cpuS: limits.cpuS,
       });
       const env = { WMRL_SCRATCH: scratch, WMRL_INPUT: inputFile, HOME: scratch, TMPDIR: scratch, TZ: 'UTC', LANG: 'C' };
       const tSpawn = performance.now();

@@ -32,8 +32,10 @@ export function ladder(status: Status, position = 0): number {
   return status === 'no_result' ? 0.2 : status === 'runtime_error' ? 0.1 : 0;
 }
 
-/** Wall-clock limit of a run by the program's budget. */
-export const BUDGET_MS: Record<Program['budget'], number> = { small: 4_000, medium: 10_000, large: 25_000 };
+/** CPU seconds a run may use, by the program's budget. A CPU-time limit (not wall-clock) keeps which
+ *  runs finish nearly independent of other load on the machine; the wall-clock limit is a backstop. */
+export const BUDGET_CPU_S: Record<Program['budget'], number> = { small: 4, medium: 10, large: 25 };
+const wallBackstopMs = (cpuS: number) => 3_000 * cpuS + 10_000;
 
 const RUN_CHILD = fileURLToPath(new URL('./run-child.ts', import.meta.url));
 const ChildResultSchema = z.object({ validation: z.number(), test: z.number(), trainMs: z.number() });
@@ -50,7 +52,7 @@ export async function runProposal(executor: Executor, task: TaskData, tokens: Ar
   if (!parsed.ok) return done('malformed', parsed.error);
   const why = checkProgram(parsed.program, { kind: task.kind, trainRows: task.trainRows });
   if (why) return done('invalid', why);
-  const report = await executor.run({ script: RUN_CHILD, input: { task: task.spec.id, program: parsed.program, seed }, limits: { wallMs: BUDGET_MS[parsed.program.budget], ...limits } });
+  const report = await executor.run({ script: RUN_CHILD, input: { task: task.spec.id, program: parsed.program, seed }, limits: { cpuS: BUDGET_CPU_S[parsed.program.budget], wallMs: wallBackstopMs(BUDGET_CPU_S[parsed.program.budget]), ...limits } });
   if (report.outcome === 'error' || report.outcome === 'denied') return done('runtime_error', lastLine(report.stderrTail), report.wallMs);
   const result = ChildResultSchema.safeParse(report.result);
   if (report.outcome !== 'ok' || !result.success || !Number.isFinite(result.data.validation)) return done('no_result', report.outcome === 'ok' ? 'no score reported' : `stopped: ${report.outcome}`, report.wallMs);

@@ -99,7 +99,7 @@ export interface ChildCommand {
 
 /** The command line: [prlimit --as] [unshare -n] node, permission model on, reads limited to `readPaths`
  *  (files or folders), writes to `writePaths`; no child processes, workers, addons or WASI. */
-export function childCommand(c: Containment, o: { bundle: string; readPaths: string[]; writePaths: string[]; memoryMb: number }): ChildCommand {
+export function childCommand(c: Containment, o: { bundle: string; readPaths: string[]; writePaths: string[]; memoryMb: number; cpuS?: number }): ChildCommand {
   const node = [
     process.execPath,
     '--experimental-permission',
@@ -118,7 +118,8 @@ export function childCommand(c: Containment, o: { bundle: string; readPaths: str
     o.bundle,
   ];
   const wrap: string[] = [];
-  if (c.prlimit) wrap.push(c.prlimit, `--as=${o.memoryMb * 2 ** 20}`, '--');
+  // CPU seconds: SIGXCPU at the soft limit, SIGKILL a second later
+  if (c.prlimit) wrap.push(c.prlimit, `--as=${o.memoryMb * 2 ** 20}`, ...(o.cpuS ? [`--cpu=${o.cpuS}:${o.cpuS + 1}`] : []), '--');
   if (c.unshare) wrap.push(...c.unshare, '--');
   const argv = [...wrap, ...node];
   return { file: argv[0], args: argv.slice(1) };
@@ -240,6 +241,7 @@ export type ExecOutcome = 'ok' | 'error' | 'timeout' | 'memory' | 'output' | 'de
 export function classify(x: Pick<ChildExit, 'killedFor' | 'exitCode' | 'signal' | 'stderrTail' | 'fatal'>, c: Pick<Containment, 'network' | 'memoryCap'>): ExecOutcome {
   if (x.killedFor) return x.killedFor;
   if (x.exitCode === 0) return 'ok';
+  if (x.signal === 'SIGXCPU') return 'timeout'; // its CPU-time limit
   const crashed = x.signal === 'SIGSEGV' || x.signal === 'SIGBUS';
   if (x.signal === 'SIGKILL' || (crashed && c.memoryCap === 'address-space')) return 'memory';
   if (MEMORY_PATTERNS.test(x.fatal?.message ?? '') || MEMORY_PATTERNS.test(x.stderrTail)) return 'memory';

@@ -134,6 +134,8 @@ export interface ResearchEvalResult {
   reward: number;
   statuses: Record<string, number>;
   executions: number;
+  /** Each episode's test position, in evaluation-seed order (for paired comparisons). */
+  perEpisode: number[];
 }
 
 /** The agent on `episodes` evaluation episodes of each task, in real execution (seeds disjoint from
@@ -153,7 +155,7 @@ export async function researchEval(o: { config: VlaConfig; params: ParamStore; t
       out.push({
         task: id, episodes: eps.length, testPosition: m, ciLow: m - half, ciHigh: m + half,
         validShare: eps.filter((e) => e.states![e.states!.length - 1] >= 0.5).length / eps.length, reward: mean(eps.map((e) => e.states![e.states!.length - 1])),
-        statuses, executions: Object.entries(statuses).filter(([s]) => s !== 'malformed' && s !== 'invalid').reduce((n, [, c]) => n + c, 0),
+        statuses, executions: Object.entries(statuses).filter(([s]) => s !== 'malformed' && s !== 'invalid').reduce((n, [, c]) => n + c, 0), perEpisode: test,
       });
     }
     return out;

@@ -131,6 +131,13 @@ describe('Executor: containment of hostile children', () => {
     expect(r.wallMs).toBeGreaterThanOrEqual(1000);
   });
 
+  it.skipIf(!capped)('stops a busy child at its CPU-time limit (timeout) long before the wall-clock one', async () => {
+    const r = await hostile({ script: script('loop'), input: {}, limits: { cpuS: 1, wallMs: 60_000 } });
+    expect(r.outcome).toBe('timeout');
+    expect(r.signal).toBe('SIGXCPU');
+    expect(r.wallMs).toBeLessThan(30_000);
+  });
+
   it('stops a child that grows the JS heap without bound (memory)', async () => {
     const r = await hostile({ script: script('heap'), input: {}, limits: { memoryMb: 1280 } });
     expect(r.outcome).toBe('memory');
