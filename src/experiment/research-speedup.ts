@@ -77,7 +77,7 @@ async function runMode(mode: Mode, iterations: number, c: ResearchSpeedupConfig,
 export async function runResearchSpeedup(c: ResearchSpeedupConfig, runs: string, log: (s: string) => void): Promise<ResearchSpeedupReport> {
   mkdirSync(runs, { recursive: true });
   const executor = new Executor({ concurrency: 2 });
-  const basePath = join(runs, 'base-eval.json');
+  const basePath = join(runs, `base-eval-seed${c.seed}.json`);
   let base: CurvePoint;
   if (existsSync(basePath)) base = JSON.parse(readFileSync(basePath, 'utf8')) as CurvePoint;
   else {
@@ -139,10 +139,10 @@ export function researchSpeedupTable(r: ResearchSpeedupReport): string {
   ].join('\n');
 }
 
-/** report.json and README.md (the table, how it was made) in `dir`. */
+/** report-seedS.json and seedS.md (the tables, how they were made) in `dir`. */
 export function writeResearchReport(dir: string, r: ResearchSpeedupReport, command: string): { json: string; md: string } {
   mkdirSync(dir, { recursive: true });
-  const json = join(dir, 'report.json'), md = join(dir, 'README.md');
+  const json = join(dir, `report-seed${r.config.seed}.json`), md = join(dir, `seed${r.config.seed}.md`);
   writeFileSync(json, `${JSON.stringify(r, null, 1)}\n`);
   const curve = (m: ResearchModeRun) => m.curve.map((p) => `| ${m.mode} | ${p.iteration} | ${p.seconds.toFixed(0)} | ${p.executions} | ${p.position.toFixed(3)} [${p.ciLow.toFixed(3)}, ${p.ciHigh.toFixed(3)}] |`);
   writeFileSync(md, [

@@ -55,7 +55,7 @@ export function registerExperiment(program: Command): void {
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print the report as one JSON object on stdout')
-    .option('--suite <s>', 'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl; --runs default runs/research-speedup, --report docs/autoresearch; --config fields below)', 'tabletop')
+    .option('--suite <s>', 'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl, first of --seeds; --runs default runs/research-speedup, --report docs/autoresearch; --config fields below)', 'tabletop')
     .addHelpText('after', `\nExperiment fields (--config file.json):\n${Object.entries(SpeedupConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}\n\n--suite autoresearch fields:\n${Object.entries(ResearchSpeedupSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`)
     .action(async (raw) => {
       const o = parseOptions(SpeedupOptions, raw);
