@@ -16,7 +16,7 @@ import { HELDOUT_RESEARCH_TASKS, RESEARCH_CONFIG, type ResearchEvalResult, resea
 
 export const ResearchSpeedupSchema = z.object({
   seed: z.number().int().min(0).default(0).describe('run seed'),
-  realIterations: z.number().int().positive().default(12).describe('iterations of real-execution GRPO'),
+  realIterations: z.number().int().positive().default(8).describe('iterations of real-execution GRPO'),
   wmrlIterations: z.number().int().positive().default(24).describe('iterations of WMRL'),
   evalEvery: z.number().int().positive().default(4).describe('keep the policy every this many iterations for the held-out curve'),
   episodes: z.number().int().positive().default(8).describe('held-out episodes per task and curve point'),
