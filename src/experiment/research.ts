@@ -38,21 +38,22 @@ export function agentSpecHash(): string {
   return specInterfaceHash(researchSpec(loadTask(TRAIN_RESEARCH_TASKS[0])));
 }
 
-/** The outcome model as the trainer's RefreshableModel; its "weights" are the rows of its fit. */
+/** The outcome model as the trainer's RefreshableModel; its "weights" are the rows of its fit: x as
+ *  [rows, width] features, y as [rows, 2] (status index, position); step = rows. */
 function refreshable(online: OnlineOutcomeModel): RefreshableModel {
-  const info = (name: string, size: number) => ({ name, shape: [Math.max(1, size)], trainable: false, decay: false });
+  const entry = (name: string, shape: number[]) => ({ name, shape: shape.map((d) => Math.max(1, d)), trainable: false, decay: false });
   return {
     addEpisodes: (episodes) => online.addEpisodes(episodes),
     refresh: () => online.refresh(),
     exportState(): ModelTrainerState {
       const f = online.exportFit();
       const params = new ParamStore('float32');
-      params.add(info('x', f.x.length), f.x.length ? f.x : new Float32Array(1));
-      params.add(info('y', f.y.length), f.y.length ? f.y : new Float32Array(1));
-      return { step: f.rows, fitStep: 0, skipped: 0, bestStep: -1, bestScore: f.width, params, optimizer: { step: 0, m: new Map(), v: new Map() }, best: params };
+      params.add(entry('x', [f.rows, f.width]), f.rows ? f.x : new Float32Array(1));
+      params.add(entry('y', [f.rows, 2]), f.rows ? f.y : new Float32Array(1));
+      return { step: f.rows, fitStep: 0, skipped: 0, bestStep: -1, bestScore: null, params, optimizer: { step: 0, m: new Map(), v: new Map() }, best: params };
     },
     async restore(state: ModelTrainerState) {
-      online.restoreFit({ rows: state.step, width: state.bestScore ?? 0, x: state.params.get('x'), y: state.params.get('y') });
+      online.restoreFit({ rows: state.step, width: state.params.info('x').shape[1], x: state.params.get('x'), y: state.params.get('y') });
     },
   };
 }
