@@ -2,34 +2,15 @@
 // control steps/s, render-only frames/s, full env steps/s (1 and 16 worlds, rendering included), and
 // snapshot take/restore microseconds, each with its ratio to the raw world.step() cost of the same run.
 import { loadavg } from 'node:os';
-import { Rng } from '../src/core/rng.ts';
-import { randomAction } from '../src/env/index.ts';
-import { createTabletopEnv, type TabletopEnv } from '../src/physics/index.ts';
+import { createTabletopEnv } from '../src/physics/index.ts';
 import { createRenderer } from '../src/render/index.ts';
 import { loadSceneFile, DEFAULT_SCENE_PATH } from '../src/scene/load-file.ts';
-import type { BatchAction } from '../src/env/types.ts';
-import { emit, round, timeAsync } from './timing.ts';
+import { emit, round, stepper, timeAsync } from './timing.ts';
 
 const quick = process.argv.includes('--quick');
 const MIN_MS = quick ? 300 : 2000;
 const TASK = 'tabletop/pick-place';
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
-/** A stepping loop with random tokens that resets the envs whose episode ended (as training does). */
-function stepper(env: TabletopEnv, seed: number): () => Promise<void> {
-  const rng = new Rng(seed);
-  const actions: BatchAction[] = Array.from({ length: 64 }, () => randomAction(env.spec, env.numEnvs, rng));
-  let t = 0;
-  let nextSeed = 1000;
-  return async () => {
-    const r = await env.step(actions[t++ % actions.length]);
-    const mask = Array.from({ length: env.numEnvs }, (_, i) => r.terminated[i] === 1 || r.truncated[i] === 1);
-    if (mask.some(Boolean)) {
-      await env.reset({ seed: nextSeed, mask });
-      nextSeed += env.numEnvs;
-    }
-  };
-}
-
 const substeps = scene.control.substeps;
 const rawEnv = await createTabletopEnv({ scene, taskId: TASK, numEnvs: 1, render: false });
 await rawEnv.reset({ seed: 0 });

@@ -1,6 +1,7 @@
 // npm run bench:nn [-- --quick] — one JSON object per line: ORT train-step and forward speed of the
 // VLA policy and the world model, achieved GFLOP/s against this machine's fp32 peak, the same
-// networks in tfjs-wasm for the speed ratio, and how loaded the (shared) machine was.
+// networks in tfjs-wasm for the speed ratio, the AutoResearch agent's act (12 autoregressive slots),
+// and how loaded the (shared) machine was.
 import { cpus, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { Rng } from '../src/core/rng.ts';
@@ -16,6 +17,10 @@ import { type WorldModelNetConfig, worldModelForwardBuilder, worldModelLossBuild
 import { WordTokenizer } from '../src/policy/tokenizer.ts';
 import { type VlaConfig, VLA_IO, actionScores, parseVlaConfig, vlaActionInputs, vlaForwardBuilder, vlaInputs, vlaNet } from '../src/policy/vla.ts';
 import { initTfjsWasm, tfjsPolicyStep, tfjsWorldModelStep } from './nn-tfjs.ts';
+import { AutoResearchEnv, loadTask } from '../src/autoresearch/index.ts';
+import { TRAIN_RESEARCH_TASKS, agentConfig } from '../src/experiment/research.ts';
+import { PolicySampler } from '../src/policy/sampler.ts';
+import { timeAsync } from './timing.ts';
 
 const quick = process.argv.includes('--quick');
 const MIN_MS = quick ? 400 : 1500;
@@ -256,6 +261,22 @@ for (const [net, batch] of [['policy', 64], ['policy', 256], ['worldmodel', 256]
   const [tfMs, t1, t2] = times.map(median);
   emit({ figure: `tfjs_${net}_train_step`, batch, ms: round(tfMs), samplesPerSec: round((1000 * batch) / tfMs, 0), rounds });
   emit({ figure: 'speedup_vs_tfjs', net, batch, rounds, ortMs1Thread: round(t1), ortMs2Threads: round(t2), ratio1Thread: round(tfMs / t1, 1), ratio2Threads: round(tfMs / t2, 1) });
+}
+
+// the AutoResearch agent: one act samples its 12 autoregressive slots, one forward each
+{
+  const config = agentConfig();
+  const g = new Graph();
+  vlaForwardBuilder(config)(g);
+  const sampler = await PolicySampler.create(config, ParamStore.init(g.params, 0));
+  for (const batch of [8, 64]) {
+    const env = new AutoResearchEnv(loadTask(TRAIN_RESEARCH_TASKS[0]), batch, { source: 'executor', outcomes: async () => [] });
+    const { obs } = await env.reset({ seed: 0 });
+    const rngs = () => Array.from({ length: batch }, (_, i) => new Rng([1, i], 5));
+    const ms = await timeAsync(() => sampler.act(obs, batch, rngs()), 5, MIN_MS);
+    emit({ figure: 'agent_act', batch, slots: config.actions.length, ms: round(ms), usPerEnv: round((1000 * ms) / batch, 1) });
+  }
+  await sampler.close();
 }
 
 const target = ort.policy256_t2;

@@ -1,4 +1,7 @@
-// Shared benchmark helpers: one JSON object per line, and median-of-batches timing.
+// Shared benchmark helpers: one JSON object per line, median-of-batches timing, a stepping loop.
+import { Rng } from '../src/core/rng.ts';
+import { randomAction } from '../src/env/index.ts';
+import type { BatchAction, Env } from '../src/env/types.ts';
 
 export const emit = (o: Record<string, unknown>): void => console.log(JSON.stringify(o));
 export const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -35,4 +38,20 @@ export async function timePair(a: () => unknown, b: () => unknown, perBatch: num
   }
   const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
   return [median(ta), median(tb)];
+}
+
+/** A stepping loop with random tokens that resets the envs whose episode ended (as training does). */
+export function stepper(env: Env, seed: number): () => Promise<void> {
+  const rng = new Rng(seed);
+  const actions: BatchAction[] = Array.from({ length: 64 }, () => randomAction(env.spec, env.numEnvs, rng));
+  let t = 0;
+  let nextSeed = 1000;
+  return async () => {
+    const r = await env.step(actions[t++ % actions.length]);
+    const mask = Array.from({ length: env.numEnvs }, (_, i) => r.terminated[i] === 1 || r.truncated[i] === 1);
+    if (mask.some(Boolean)) {
+      await env.reset({ seed: nextSeed, mask });
+      nextSeed += env.numEnvs;
+    }
+  };
 }

@@ -3,10 +3,8 @@
 // browser is) connected over loopback, timed in alternating batches side by side; and the frames/s
 // the viewer received.
 import { spawn } from 'node:child_process';
-import { Rng } from '../src/core/rng.ts';
 import { sceneContract } from '../src/demos/index.ts';
-import { type Env, type FrameSource, randomAction, tapFrames } from '../src/env/index.ts';
-import type { BatchAction } from '../src/env/types.ts';
+import { type Env, type FrameSource, tapFrames } from '../src/env/index.ts';
 import { createTabletopEnv, fixedCameras, tabletopSpec } from '../src/physics/index.ts';
 import { PROTOCOL_VERSION } from '../src/protocol/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../src/scene/load-file.ts';
@@ -15,7 +13,7 @@ import { openWorldModelEnv } from '../src/worldmodel/index.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { emit, round, timePair } from './timing.ts';
+import { emit, round, stepper, timePair } from './timing.ts';
 
 const quick = process.argv.includes('--quick');
 const MIN_MS = quick ? 500 : 4000;
@@ -34,22 +32,6 @@ let received = 0;
 await new Promise<void>((ready) => viewer.stdout.on('data', (d: Buffer) => {
   for (const line of d.toString().trim().split('\n')) line === 'ready' ? ready() : (received = Number(line));
 }));
-
-/** A stepping loop with random tokens that resets envs whose episode ended (as collection does). */
-function stepper(env: Env, seed: number): () => Promise<void> {
-  const rng = new Rng(seed);
-  const actions: BatchAction[] = Array.from({ length: 64 }, () => randomAction(env.spec, env.numEnvs, rng));
-  let t = 0;
-  let next = 1000;
-  return async () => {
-    const r = await env.step(actions[t++ % actions.length]);
-    const mask = Array.from({ length: env.numEnvs }, (_, i) => r.terminated[i] === 1 || r.truncated[i] === 1);
-    if (mask.some(Boolean)) {
-      await env.reset({ seed: next, mask });
-      next += env.numEnvs;
-    }
-  };
-}
 
 async function compare(figure: string, make: () => Promise<Env & FrameSource>): Promise<void> {
   const plain = await make();

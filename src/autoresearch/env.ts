@@ -36,6 +36,8 @@ export interface ResearchState {
   bestTestPosition?: number;
 }
 
+const solved = (s: ResearchState) => s.bestPosition >= SOLVED_POSITION;
+
 export function researchSpec(task: TaskData): EnvSpec {
   return EnvSpecSchema.parse({
     id: `autoresearch/${task.spec.id}`,
@@ -94,8 +96,8 @@ export class AutoResearchEnv implements Env {
   async step(action: BatchAction): Promise<StepResult> {
     assertAction(this.spec, this.numEnvs, action);
     const n = this.numEnvs;
-    const live = this.states.flatMap((s, i) => (s.seed < 0 ? [] : s.turn >= MAX_TURNS || s.bestPosition >= SOLVED_POSITION ? [] : [i]));
     if (this.states.some((s) => s.seed < 0)) throw new Error(`${this.spec.id}: step() before reset()`);
+    const live = this.states.flatMap((s, i) => (solved(s) || s.turn >= MAX_TURNS ? [] : [i]));
     const proposals = live.map((i) => ({ tokens: Int32Array.from(ACTION_NAMES, (name) => (action[name] as Int32Array)[i]), seed: this.states[i].seed, state: this.state(i) }));
     const scored = await this.scorer.outcomes(this.task, proposals);
     const reward = new Float64Array(n), rewardVar = new Float64Array(n), position = new Float64Array(n);
@@ -117,7 +119,7 @@ export class AutoResearchEnv implements Env {
     this.states.forEach((s, i) => {
       progress[i] = s.best;
       success[i] = s.bestPosition >= SUCCESS_POSITION ? 1 : 0;
-      terminated[i] = s.bestPosition >= SOLVED_POSITION ? 1 : 0;
+      terminated[i] = solved(s) ? 1 : 0;
       truncated[i] = !terminated[i] && s.turn >= MAX_TURNS ? 1 : 0;
     });
     return { obs: this.observe(), reward, ...(learned ? { rewardVar } : {}), terminated, truncated, info: { source: this.scorer.source, success, progress, terms: { ladder: reward, position } } };

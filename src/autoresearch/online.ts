@@ -1,7 +1,7 @@
 // AutoResearch as the trainer sees a task with a learned engine: episode states as flat rows (for the
-// anchors' records, branching and the refresh), and the outcome model refreshed from anchor executions
-// (the trainer's RefreshableModel). The leaderboard's reference runs of the training tasks are the
-// model's first data; held-out tasks never reach it.
+// anchors' records, branching and the refresh), and the outcome model refreshed from anchor executions.
+// The reference runs of the tasks it is given are the model's first data (training gives it only
+// training tasks: researchTrainSetup refuses held-out ones).
 import type { BatchObs, Env, ResetInfo } from '../env/types.ts';
 import { PROGRAM_SLOTS, parseTokens, programText } from './dsl.ts';
 import { AutoResearchEnv, type ResearchState } from './env.ts';
@@ -65,7 +65,7 @@ export class OnlineOutcomeModel {
 
   constructor(private readonly tasks: readonly TaskData[], seed = 0) {
     this.model = new OutcomeModel(seed);
-    this.model.add(tasks.filter((t) => !t.spec.heldout).flatMap((task) => referenceRuns(task.spec.id).map((r) => ({ task, program: r.program, status: 'valid' as const, position: r.position }))));
+    this.model.add(tasks.flatMap((task) => referenceRuns(task.spec.id).map((r) => ({ task, program: r.program, status: 'valid' as const, position: r.position }))));
     this.base = this.model.size;
     this.model.fit();
   }

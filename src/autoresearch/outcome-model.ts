@@ -41,18 +41,30 @@ const fitForest = (x: number[][], y: number[], seed: number) => {
   return rf;
 };
 
+/** One learned target: its forest, or (too few rows, or a constant target) just its mean. */
+interface Head {
+  forest: RandomForestRegression | null;
+  mean: number;
+}
+
+function fitHead(x: number[][], y: number[], seed: number, empty: number): Head {
+  const mean = y.length ? y.reduce((a, b) => a + b, 0) / y.length : empty;
+  return { forest: y.length > 1 && y.some((v) => v !== y[0]) ? fitForest(x, y, seed) : null, mean };
+}
+
 /** Per-tree predictions [rows][TREES]. */
-const perTree = (rf: RandomForestRegression | null, x: number[][], fallback: number): number[][] => {
-  if (!rf || x.length === 0) return x.map(() => new Array(TREES).fill(fallback));
-  const m = (rf as unknown as { predictionValues(x: number[][]): { getRow(i: number): number[] } }).predictionValues(x); // untyped in the package
+function perTree(h: Head, x: number[][]): number[][] {
+  if (!h.forest || x.length === 0) return x.map(() => new Array(TREES).fill(h.mean));
+  const m = (h.forest as unknown as { predictionValues(x: number[][]): { getRow(i: number): number[] } }).predictionValues(x); // untyped in the package
   return x.map((_, i) => m.getRow(i));
-};
+}
 
 export class OutcomeModel {
   private runs: ExecutedRun[] = [];
-  private valid: RandomForestRegression | null = null;
-  private noResult: RandomForestRegression | null = null;
-  private position: RandomForestRegression | null = null;
+  /** P(valid), P(no result) and the validation position of valid runs. */
+  private heads: { valid: Head; noResult: Head; position: Head } = { valid: { forest: null, mean: 1 }, noResult: { forest: null, mean: 0 }, position: { forest: null, mean: 0.5 } };
+  /** The rows of the current fit (a checkpoint keeps them; fitRows(fitted) rebuilds this exact model). */
+  fitted: FitRow[] = [];
 
   constructor(private readonly seed = 0) {}
 
@@ -70,29 +82,17 @@ export class OutcomeModel {
     this.fitRows(this.runs.map((r) => ({ x: runFeatures(r.task, r.program), status: r.status, position: Math.fround(r.position ?? 0) })));
   }
 
-  /** The rows of the current fit (a checkpoint keeps them; fitRows(fitted) rebuilds this exact model). */
-  fitted: FitRow[] = [];
-
   fitRows(rows: readonly FitRow[]): void {
     const x = rows.map((r) => r.x);
     const seeded = (k: number) => (this.seed * 7919 + rows.length * 31 + k) >>> 0;
-    const varied = (y: number[]) => y.some((v) => v !== y[0]);
-    const mean = (y: number[], none: number) => (y.length ? y.reduce((a, b) => a + b, 0) / y.length : none);
-    const yValid = rows.map((r) => (r.status === 'valid' ? 1 : 0));
-    const yNo = rows.map((r) => (r.status === 'no_result' ? 1 : 0));
     const scored = rows.filter((r) => r.status === 'valid');
-    this.valid = varied(yValid) ? fitForest(x, yValid, seeded(1)) : null;
-    this.noResult = varied(yNo) ? fitForest(x, yNo, seeded(2)) : null;
-    this.position = scored.length > 1 ? fitForest(scored.map((r) => r.x), scored.map((r) => r.position), seeded(3)) : null;
-    this.validFallback = mean(yValid, 1);
-    this.noResultFallback = mean(yNo, 0);
-    this.positionFallback = mean(scored.map((r) => r.position), 0.5);
+    this.heads = {
+      valid: fitHead(x, rows.map((r) => (r.status === 'valid' ? 1 : 0)), seeded(1), 1),
+      noResult: fitHead(x, rows.map((r) => (r.status === 'no_result' ? 1 : 0)), seeded(2), 0),
+      position: fitHead(scored.map((r) => r.x), scored.map((r) => r.position), seeded(3), 0.5),
+    };
     this.fitted = rows.slice();
   }
-
-  private validFallback = 1;
-  private noResultFallback = 0;
-  private positionFallback = 0.5;
 
   /** Predicted outcome of each proposal, its expected ladder reward and the members' variance of it. */
   predict(task: TaskData, tokens: readonly Int32Array[]): { outcome: Outcome; reward: number; rewardVar: number }[] {
@@ -107,11 +107,11 @@ export class OutcomeModel {
       return null;
     });
     const x = runnable.map((r) => runFeatures(task, r.program));
-    const [pv, pn, pos] = [perTree(this.valid, x, this.validFallback), perTree(this.noResult, x, this.noResultFallback), perTree(this.position, x, this.positionFallback)];
+    const [pv, pn, pos] = [perTree(this.heads.valid, x), perTree(this.heads.noResult, x), perTree(this.heads.position, x)];
     runnable.forEach(({ k }, j) => {
       const members = pv[j].map((_, m) => {
-        const v = clamp01(pv[j][m]), nr = Math.min(clamp01(pn[j][m]), 1 - v);
-        return { v, nr, pos: clamp01(pos[j][m]), r: 0.1 * (1 - v - nr) + 0.2 * nr + v * (0.5 + 0.5 * clamp01(pos[j][m])) };
+        const v = clamp01(pv[j][m]), nr = Math.min(clamp01(pn[j][m]), 1 - v), p = clamp01(pos[j][m]);
+        return { v, nr, pos: p, r: (1 - v - nr) * ladder('runtime_error') + nr * ladder('no_result') + v * ladder('valid', p) };
       });
       const mean = (f: (m: (typeof members)[number]) => number) => members.reduce((s, m) => s + f(m), 0) / members.length;
       const reward = mean((m) => m.r);

@@ -33,7 +33,7 @@ export function createRegistry(scene: Scene, worldModel: string | null = DEFAULT
     registry.register(id, `AutoResearch: ${t.title} (${t.metric}), proposals run in the sandbox`, async ({ numEnvs }) => new AutoResearchEnv(loadTask(t.id), numEnvs, executorSource((executor ??= new Executor()))));
     registry.register(`world-model:${id}`, `AutoResearch: ${t.title}, outcomes predicted by the outcome model`, async ({ numEnvs }) => {
       const task = loadTask(t.id);
-      return new AutoResearchEnv(task, numEnvs, modelSource(new OnlineOutcomeModel([{ ...task, spec: { ...task.spec, heldout: false } }]).model));
+      return new AutoResearchEnv(task, numEnvs, modelSource(new OnlineOutcomeModel([task]).model));
     }, id);
   }
   return registry;

@@ -150,12 +150,14 @@ export async function researchEval(o: { config: VlaConfig; params: ParamStore; t
       const statuses: Record<string, number> = {};
       const env = new AutoResearchEnv(task, Math.min(o.numEnvs ?? 8, o.episodes), executorSource(o.executor, (_t, _k, r) => (statuses[r.status] = (statuses[r.status] ?? 0) + 1)));
       const seeds = Array.from({ length: o.episodes }, (_, k) => RESEARCH_EVAL_SEED + k);
+      // each step records [submitted run's test position, best ladder value]; an episode's last row is its result
       const eps = await collectEpisodes(env, samplerPolicy(sampler, { seed: o.seed ?? 0, temperature: 1 }), { seeds, recordState: (i) => [env.state(i).bestTestPosition ?? 0, env.state(i).best] });
-      const test = eps.map((e) => e.states![e.states!.length - 2]);
+      const final = eps.map((e) => ({ test: e.states!.at(-2)!, best: e.states!.at(-1)! }));
+      const test = final.map((f) => f.test);
       const m = mean(test), half = 1.96 * std(test) / Math.sqrt(Math.max(1, test.length - 1));
       out.push({
         task: id, episodes: eps.length, testPosition: m, ciLow: m - half, ciHigh: m + half,
-        validShare: eps.filter((e) => e.states![e.states!.length - 1] >= 0.5).length / eps.length, reward: mean(eps.map((e) => e.states![e.states!.length - 1])),
+        validShare: final.filter((f) => f.best >= 0.5).length / eps.length, reward: mean(final.map((f) => f.best)),
         statuses, executions: Object.entries(statuses).filter(([s]) => s !== 'malformed' && s !== 'invalid').reduce((n, [, c]) => n + c, 0), perEpisode: test,
       });
     }

@@ -16,7 +16,7 @@ export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[
   if (o.mode !== 'real' && !existsSync(o.worldModel)) throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
   const worldModel = o.mode !== 'real' ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
   let made = 0;
-  const tap = <E extends Env & FrameSource>(env: E, kind: string): E => (o.live ? tapFrames(env, o.live, `${taskId(env)} ${kind} ${++made}`) : env);
+  const tap = <E extends Env & FrameSource>(env: E, kind: string): E => (o.live ? tapFrames(env, o.live, `${shortName(env)} ${kind} ${++made}`) : env);
   const tasks = taskIds.map((taskId, k): TrainTask => ({
     id: taskId,
     makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
@@ -28,7 +28,7 @@ export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[
   return { tasks, worldModel };
 }
 
-const taskId = (env: Env) => env.spec.id.replace(/^tabletop\//, '');
+const shortName = (env: Env) => env.spec.id.replace(/^tabletop\//, '');
 
 /** One policy file on `episodes` held-out episodes per task (seeds 0.., temperature 1), by the eval protocol. */
 export async function heldoutResult(scene: Scene, tasks: string[], policy: string, episodes: number): Promise<PolicyResult> {

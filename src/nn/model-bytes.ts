@@ -6,6 +6,7 @@ import { InputError } from '../core/errors.ts';
 import { hashOf } from '../core/hash.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import { formatZodError } from '../core/spec.ts';
+import { Graph, type Tensor } from './ir.ts';
 import { readOnnx } from './onnx.ts';
 import { ParamStore } from './params.ts';
 
@@ -127,4 +128,15 @@ export function modelFromBytes(bytes: ModelBytes, kind?: string): LoadedModel {
   const bad = params.firstNonFinite();
   if (bad) throw new InputError(`${path}: parameter "${bad.name}" [${bad.index}] is ${bad.value}`);
   return { sidecar, params, model, parts };
+}
+
+/** Throws an InputError (naming `path`) unless `params` match what `build` declares, name by name. */
+export function checkParamsBuilt(params: ParamStore, build: (g: Graph) => Record<string, Tensor>, path: string): void {
+  const g = new Graph(params.float);
+  build(g);
+  try {
+    params.checkAgainst(g.params, `${path}: parameters`);
+  } catch (err) {
+    throw new InputError((err as Error).message);
+  }
 }

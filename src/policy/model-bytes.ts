@@ -1,7 +1,5 @@
 // Policy files from bytes in memory: the checks shared with the file loader (model.ts). Browser-safe.
-import { InputError } from '../core/errors.ts';
-import { Graph } from '../nn/ir.ts';
-import { type LoadedModel, type ModelBytes, modelFromBytes } from '../nn/model-bytes.ts';
+import { type LoadedModel, type ModelBytes, checkParamsBuilt, modelFromBytes } from '../nn/model-bytes.ts';
 import { type VlaConfig, type VlaConfigInput, parseVlaConfig, vlaForwardBuilder } from './vla.ts';
 
 export const POLICY_KIND = 'vla-policy';
@@ -11,13 +9,7 @@ export type LoadedPolicy = LoadedModel & { config: VlaConfig };
 /** Checks a loaded policy's parameters against the network its config builds; `path` is named in errors. */
 export function checkPolicy(m: LoadedModel, path: string): LoadedPolicy {
   const config = parseVlaConfig(m.sidecar.config as VlaConfigInput);
-  const g = new Graph(m.params.float);
-  vlaForwardBuilder(config)(g);
-  try {
-    m.params.checkAgainst(g.params, `${path}: parameters`);
-  } catch (err) {
-    throw new InputError((err as Error).message);
-  }
+  checkParamsBuilt(m.params, vlaForwardBuilder(config), path);
   return { ...m, config };
 }
 

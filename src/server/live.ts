@@ -4,7 +4,6 @@
 import type { FrameSink } from '../env/live.ts';
 import type { Frame, FrameBatch } from '../protocol/index.ts';
 
-
 export interface LiveClient {
   /** Sends one batch; calls done once the client acknowledged it or gave up on it. */
   send(batch: FrameBatch, done: () => void): void;

@@ -180,7 +180,7 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     await sampler.close();
   });
 
-  it('samples deterministically per (seed, episode key, step), whatever the batch; reports its cost', async () => {
+  it('samples deterministically per (seed, episode key, step), whatever the batch', async () => {
     const sampler = await PolicySampler.create(cfg, initParams(cfg, 11));
     const policy = samplerPolicy(sampler, { seed: 3, temperature: 1 });
     const n = 8;
@@ -204,17 +204,6 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
           for (const d of cfg.actions) expect(r.logp![d.name][j], `${d.name} of row ${row} at ${j} of ${size}`).toBe(a.logp![d.name][row]);
         });
       }
-    }
-    // cost of one act (12 forwards) at batch 8 and 64
-    for (const batch of [8, 64]) {
-      const o = agentObs(cfg, batch, 13);
-      const rngs = () => Array.from({ length: batch }, (_, i) => new Rng([1, i], 5));
-      for (let w = 0; w < 3; w++) await sampler.act(o, batch, rngs());
-      const reps = 20;
-      const t0 = performance.now();
-      for (let k = 0; k < reps; k++) await sampler.act(o, batch, rngs());
-      const ms = (performance.now() - t0) / reps;
-      console.log(`PolicySampler.act, ${SLOTS} autoregressive slots, batch ${batch}: ${ms.toFixed(2)} ms per act (${((1000 * ms) / batch).toFixed(1)} us per env)`);
     }
     await sampler.close();
   });

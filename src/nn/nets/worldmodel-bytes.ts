@@ -1,8 +1,7 @@
 // World-model network files from bytes in memory: the checks shared with the file loader
 // (worldmodel-file.ts). Browser-safe.
 import { InputError } from '../../core/errors.ts';
-import { Graph } from '../ir.ts';
-import { type LoadedModel, type ModelBytes, type ModelSidecar, modelFromBytes } from '../model-bytes.ts';
+import { type LoadedModel, type ModelBytes, type ModelSidecar, checkParamsBuilt, modelFromBytes } from '../model-bytes.ts';
 import type { ParamStore } from '../params.ts';
 import { WM_NORM, type WorldModelNetConfig, parseWorldModelConfig, worldModelForwardBuilder } from './worldmodel.ts';
 
@@ -22,13 +21,7 @@ export function worldModelNormalizers(params: ParamStore): NonNullable<ModelSide
  *  the sidecar normalisers against the stored initializers. `path` is named in errors. */
 export function checkWorldModel(m: LoadedModel, path: string): LoadedWorldModel {
   const config = parseWorldModelConfig(m.sidecar.config as WorldModelNetConfig);
-  const g = new Graph(m.params.float);
-  worldModelForwardBuilder(config)(g);
-  try {
-    m.params.checkAgainst(g.params, `${path}: parameters`);
-  } catch (err) {
-    throw new InputError((err as Error).message);
-  }
+  checkParamsBuilt(m.params, worldModelForwardBuilder(config), path);
   const want = worldModelNormalizers(m.params);
   const have = m.sidecar.normalizers;
   for (const key of ['input', 'target'] as const) {
