@@ -18,12 +18,13 @@ const FORBIDDEN: Record<string, string[]> = {
   worldmodel: ['physics', 'trainer', 'experiment', 'cli', '@dimforge'],
   autoresearch: ['physics', 'worldmodel', 'trainer', 'experiment', 'cli'],
   rollout: [...ENGINES, 'trainer', 'experiment', 'cli'],
-  trainer: [...ENGINES, 'experiment', 'cli'],
+  trainer: [...ENGINES, 'transport', 'experiment', 'cli', 'bullmq', 'ioredis'],
+  transport: [...ENGINES, 'experiment', 'eval', 'demos', 'protocol', 'server', 'cli'],
   protocol: ['physics', 'nn', 'trainer', 'experiment', 'server', 'cli', 'onnxruntime-node'],
   server: ['trainer', 'experiment', 'cli'],
   eval: ['trainer', 'autoresearch', 'experiment', 'cli'],
   demos: ['worldmodel', 'trainer', 'autoresearch', 'experiment', 'cli'],
-  experiment: ['protocol', 'server', 'cli'],
+  experiment: ['protocol', 'server', 'transport', 'cli', 'bullmq', 'ioredis'],
   cli: [],
 };
 /** store (run files on disk) may import only core: every other folder of the table is forbidden. */

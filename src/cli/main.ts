@@ -17,6 +17,7 @@ import { registerExperiment } from './commands/experiment.ts';
 import { registerStart } from './commands/start.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerResearch } from './commands/research.ts';
+import { registerWorker } from './commands/worker.ts';
 
 export function buildProgram(): Command {
   const program = new Command('wmrl')
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerResearch(program);
   registerEval(program);
+  registerWorker(program);
   return program;
 }
 

@@ -6,3 +6,4 @@ export * from './speedup-report.ts';
 export * from './main-job.ts';
 export * from './research.ts';
 export * from './research-speedup.ts';
+export * from './remote.ts';

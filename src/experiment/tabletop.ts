@@ -24,6 +24,7 @@ export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[
     branching: tabletopBranching(scene, taskId),
     trainSeed: (i) => splitSeed(scene, 'train', i),
     evalSeed: (i) => splitSeed(scene, 'heldout', i),
+    remote: { family: 'tabletop', task: taskId, scene },
   }));
   return { tasks, worldModel };
 }

@@ -11,3 +11,4 @@ export * from './measure.ts';
 export * from './refresh-state.ts';
 export * from './starts.ts';
 export * from './hybrid.ts';
+export * from './transport.ts';

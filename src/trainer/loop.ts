@@ -3,7 +3,8 @@
 // too, feed the debiaser and the denoiser, standardise rewards per group, and take PPO steps on the
 // sampled tokens. Generic over envs: the tasks arrive as factories; nothing here knows the tabletop.
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { hashOf } from '../core/hash.ts';
 import { DRAW, Rng } from '../core/rng.ts';
 import { InputError } from '../core/errors.ts';
 import { canonicalJson, jsonLine } from '../core/spec.ts';
@@ -23,6 +24,7 @@ import { type BranchPoint, type Branching, type GradedSegment, type GroupJob, ty
 import { fidelity, evaluate } from './measure.ts';
 import { StartSelector } from './starts.ts';
 import { HybridWeights } from './hybrid.ts';
+import { InProcessTransport, type RolloutTransport } from './transport.ts';
 import { type RealEpisode, type RefreshableModel, packEpisodes, packModelState, unpackEpisodes, unpackModelState } from './refresh-state.ts';
 
 /** One task the policy trains on: its engines and its seeds. */
@@ -37,6 +39,8 @@ export interface TrainTask {
   /** Env seed of training start k (train split) and of evaluation episode k (held-out split). */
   trainSeed(k: number): number;
   evalSeed(k: number): number;
+  /** What a worker process needs to build this task's real engine (JSON; src/experiment resolves it). */
+  remote?: Record<string, unknown>;
 }
 
 export interface TrainSetup {
@@ -49,6 +53,8 @@ export interface TrainSetup {
 }
 
 export interface TrainHooks {
+  /** Where anchor groups run (default: in this process). */
+  transport?: RolloutTransport;
   onIteration?(metrics: Record<string, number>): void;
   /** The policy's parameters after an iteration's update (for evaluations outside the loop). */
   onPolicy?(iteration: number, params: ParamStore): void;
@@ -88,6 +94,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
     commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: run.tasks }, null, 2)}\n` }]);
     writeFileSync(metricsPath, '');
   }
+  const runId = hashOf(canonicalJson(run), resolve(runDir));
   const runtime = { threads: cfg.threads };
   const sampler = await PolicySampler.create(setup.policy.config, params, runtime);
   const refSampler = await PolicySampler.create(setup.policy.config, reference, runtime);
@@ -97,11 +104,12 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const anchorCount = !flags.model ? cfg.groupsPerIteration : !flags.anchors ? 0 : Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)));
   const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
   const envs = await Promise.all(setup.tasks.map(async (t) => {
-    const real = anchorCount > 0 ? await t.makeReal(anchorSlots) : null;
+    const real = anchorCount > 0 && !opts.transport ? await t.makeReal(anchorSlots) : null; // remote anchors need none here
     const evalEnv = cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
     return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
   }));
   // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
+  const transport = opts.transport ?? new InProcessTransport(envs.map((e) => e.real), sampler);
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
   const buffer: (RealEpisode & { validation: boolean })[] = info && ck ? unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes) : [];
   if (refreshing && buffer.length) {
@@ -127,18 +135,8 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         try { return await f(); } finally { clock[key] += (performance.now() - t0) / 1000; }
       };
       const groupKeys = (g: number) => Array.from({ length: cfg.groupSize }, (_, k) => (it * cfg.groupsPerIteration + g) * cfg.groupSize + k);
-      const run = async (kind: 'anchor' | 'model', mine: GroupJob[]) => {
-        const t = mine[0].task;
-        const env = kind === 'anchor' ? envs[t].real! : envs[t].model!;
-        const branching = setup.tasks[t].branching;
-        const record = kind === 'anchor' && branching ? (slot: number) => branching.record(env, slot) : undefined;
-        const groups = await timed(kind === 'anchor' ? 'physics' : 'model', () => runGroups(env, sampler, mine, { seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, record, branching, clock }));
-        const steps = groups.flat().reduce((n, r) => n + r.length, 0);
-        if (kind === 'anchor') totals.physicsSteps += steps;
-        else totals.modelSteps += steps;
-        mine.forEach((j, k) => rollouts.set(j, groups[k]));
-      };
       const rollouts = new Map<GroupJob, Rollout[]>();
+      const steps = (groups: Rollout[][]) => groups.flat().reduce((n, r) => n + r.length, 0);
 
       // 1. anchors in physics: whole episodes from train-split initial states, each task's groups in one batch
       const anchors: GroupJob[] = Array.from({ length: anchorCount }, (_, g) => {
@@ -147,7 +145,12 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         const startIndex = starts.drawStart(rng, task, START_RANGE);
         return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(g) };
       });
-      for (const t of setup.tasks.keys()) if (anchors.some((j) => j.task === t)) await run('anchor', anchors.filter((j) => j.task === t));
+      if (anchors.length) {
+        const request = { run: runId, tasks: setup.tasks, jobs: anchors, policy: { config: setup.policy.config, params: trainer.params() }, seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, clock };
+        const groups = await timed('physics', () => transport.runAnchors(request));
+        totals.physicsSteps += steps(groups);
+        anchors.forEach((j, k) => rollouts.set(j, groups[k]));
+      }
       for (const j of anchors) {
         const rs = rollouts.get(j)!;
         starts.observe(j.task, j.startIndex!, START_RANGE, rs.filter((r) => r.success).length, rs.length);
@@ -209,7 +212,10 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       for (const t of setup.tasks.keys()) {
         for (const branched of [false, true]) {
           const mine = models.filter((j) => j.task === t && !!j.branch === branched);
-          if (mine.length) await run('model', mine);
+          if (!mine.length) continue;
+          const groups = await timed('model', () => runGroups(envs[t].model!, sampler, mine, { seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, branching: setup.tasks[t].branching, clock }));
+          totals.modelSteps += steps(groups);
+          mine.forEach((j, k) => rollouts.set(j, groups[k]));
         }
       }
       const jobs = [...anchors, ...models];

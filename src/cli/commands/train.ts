@@ -6,6 +6,7 @@ import { loadPolicy } from '../../policy/model.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
 import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig } from '../../trainer/index.ts';
 import { tabletopTrainSetup } from '../../experiment/index.ts';
+import { QueueTransport } from '../../transport/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
@@ -25,6 +26,7 @@ const TrainOptions = ServeFlags.extend({
   worldModel: z.string(),
   scene: z.string().optional(),
   json: z.boolean().optional(),
+  redis: z.string().min(1).optional(),
 });
 type Opts = z.infer<typeof TrainOptions>;
 
@@ -63,6 +65,7 @@ export function registerTrain(program: Command): void {
     .option('--world-model <file>', 'world-model file (modes other than real)', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout (the last metrics line)')
+    .option('--redis <url>', 'run anchor groups on `wmrl worker` processes through this Redis (unix:///path/redis.sock, redis://127.0.0.1:6379, ...); results are the same')
     .addHelpText('after', `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`);
   addServeFlags(cmd, 'training')
     .action(async (raw) => {
@@ -77,12 +80,14 @@ export function registerTrain(program: Command): void {
       let last: Record<string, number> = {};
       let shown = 0;
       await withFolderLock(plan.dir, plan.resume ? '--resume' : '--out', async () => {
+        const transport = opts.redis ? await QueueTransport.open(opts.redis, { log: (line) => console.error(`wmrl train: ${line}`) }) : undefined;
         if (!plan.resume) commitFiles([{ path: join(plan.dir, 'setup.json'), data: `${JSON.stringify(plan.setup, null, 2)}\n` }]);
         const bar = progressBar('train', plan.cfg.iterations);
         const release = cooperate();
         try {
           await train(setup, plan.cfg, plan.dir, {
             resume: plan.resume,
+            transport,
             shouldStop: interrupted,
             onIteration: (m) => {
               last = m;
@@ -94,6 +99,7 @@ export function registerTrain(program: Command): void {
           release();
           bar.stop();
           await worldModel?.close();
+          await transport?.close();
           await viewer?.close();
         }
         if (interrupted()) throw new InterruptedError(`interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`);

@@ -1,0 +1,120 @@
+// The trainer's side of the Redis transport: each anchor group becomes one BullMQ job with a
+// deterministic id (run, policy version, first rollout key); the policy version is stored once under
+// its sha256; a worker writes the result once (first writer wins) and the trainer reads it by id, so a
+// job delivered twice or resubmitted after a crash still yields the same rollouts.
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { InputError } from '../core/errors.ts';
+import type { AnchorRequest, RolloutTransport } from '../trainer/transport.ts';
+import type { Rollout } from '../trainer/rollouts.ts';
+import { JOB_FORMAT, type RolloutJob, decodeResult, encodePolicy, jobId } from './codec.ts';
+import { KEY_TTL_S, QUEUE, connectRedis, keys, redactUrl, redisOptions } from './redis.ts';
+
+export interface QueueTransportOptions {
+  /** Jobs submitted and not yet read back, at most (default 64). */
+  maxInFlight?: number;
+  /** Progress notes (no worker connected, a failed job). */
+  log?: (line: string) => void;
+}
+
+/** Seconds without a result after which the trainer checks whether any worker is connected. */
+const NO_WORKER_NOTE_S = 10;
+
+export class QueueTransport implements RolloutTransport {
+  private readonly wake = new Map<string, () => void>();
+  private readonly stored = new Set<string>();
+  private warned = false;
+
+  private constructor(
+    private readonly url: string,
+    private readonly redis: Redis,
+    private readonly queue: Queue,
+    private readonly events: QueueEvents,
+    private readonly o: Required<QueueTransportOptions>,
+  ) {
+    events.on('completed', ({ jobId: id }) => this.wake.get(id)?.());
+    events.on('failed', ({ jobId: id }) => this.wake.get(id)?.());
+  }
+
+  static async open(url: string, o: QueueTransportOptions = {}): Promise<QueueTransport> {
+    const redis = await connectRedis(url);
+    const connection = redisOptions(url);
+    const queue = new Queue(QUEUE, { connection });
+    const events = new QueueEvents(QUEUE, { connection });
+    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+    return new QueueTransport(url, redis, queue, events, { maxInFlight: o.maxInFlight ?? 64, log: o.log ?? (() => {}) });
+  }
+
+  async runAnchors(r: AnchorRequest): Promise<Rollout[][]> {
+    const { text, hash } = encodePolicy(r.policy.config, r.policy.params);
+    const policyKey = keys.policy(r.run, hash);
+    if (!this.stored.has(policyKey)) {
+      await this.redis.set(policyKey, text, 'EX', KEY_TTL_S, 'NX');
+      // versions before this one have no job left in flight: this run's jobs are collected in order
+      for (const old of this.stored) if (old.startsWith(keys.policy(r.run, ''))) await this.redis.del(old);
+      this.stored.clear();
+      this.stored.add(policyKey);
+    }
+    const jobs = r.jobs.map((g): RolloutJob => {
+      const task = r.tasks[g.task];
+      if (!task.remote) throw new InputError(`--redis: task ${task.id} cannot run on workers (it has no remote description)`);
+      return { format: JOB_FORMAT, run: r.run, task: task.remote, policy: hash, seed: r.seed, samplesPerRollout: r.samplesPerRollout, group: { kind: 'anchor', task: g.task, start: g.start, startIndex: g.startIndex, keys: [...g.keys] } };
+    });
+    const out: Rollout[][] = new Array(jobs.length);
+    let next = 0;
+    const lane = async () => {
+      while (next < jobs.length) {
+        const k = next++;
+        out[k] = await this.collect(jobs[k]);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.o.maxInFlight, jobs.length) }, lane));
+    return out;
+  }
+
+  /** Submits one job (unless its result is already there) and reads its result back, deleting it. */
+  private async collect(job: RolloutJob): Promise<Rollout[]> {
+    const id = jobId(job);
+    const key = keys.result(id);
+    // a completion event wakes the wait early (or the next one, if it comes between waits)
+    let early = false;
+    let woken = () => { early = true; };
+    this.wake.set(id, () => woken());
+    try {
+      let text = await this.redis.get(key);
+      if (text === null) {
+        const stale = await this.queue.getJob(id);
+        if (stale && (await stale.getState()) === 'failed') await stale.remove(); // a new attempt
+        await this.queue.add('anchor', job, { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
+      }
+      for (let waited = 0; text === null; waited++) {
+        if (!early) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, 1000); // the poll covers a missed event
+            woken = () => { clearTimeout(timer); resolve(); };
+          });
+        }
+        early = false;
+        woken = () => { early = true; };
+        text = await this.redis.get(key);
+        if (text !== null) break;
+        const queued = await this.queue.getJob(id);
+        if (queued && (await queued.getState()) === 'failed') throw new InputError(`job ${id} failed on a worker: ${queued.failedReason}`);
+        if (waited === NO_WORKER_NOTE_S && !this.warned && (await this.queue.getWorkersCount()) === 0) {
+          this.warned = true;
+          this.o.log(`no worker is taking jobs from ${redactUrl(this.url)}: start one with wmrl worker --redis ${redactUrl(this.url)}`);
+        }
+      }
+      await this.redis.del(key);
+      return decodeResult(text, id, job.group.keys);
+    } finally {
+      this.wake.delete(id);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const k of this.stored) await this.redis.del(k);
+    await Promise.all([this.queue.close(), this.events.close()]);
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,37 @@
+// A real Redis for tests: Debian's redis-server on a unix socket in a temp folder, no persistence.
+// Under CI a missing redis-server fails the tests that need it (.ci/run installs it).
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+/** Tests needing Redis run where it is installed, and always under CI (where its absence fails them). */
+export const redisTests = hasRedis || process.env.CI === 'true';
+
+export interface RedisServer {
+  url: string;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+export async function startRedis(): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'wmrl-redis-'));
+  const socket = join(dir, 'redis.sock');
+  const proc: ChildProcess = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const failed = new Promise<never>((_, reject) => proc.once('error', reject));
+  for (let i = 0; i < 200 && !existsSync(socket); i++) await Promise.race([new Promise((r) => setTimeout(r, 25)), failed]);
+  if (!existsSync(socket)) throw new Error('redis-server did not open its socket in 5 s');
+  return {
+    url: `unix://${socket}`,
+    dir,
+    async stop() {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
