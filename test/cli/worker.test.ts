@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
+import { wmrlProcess } from './helpers.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/wmrl.mjs');
+const tmp = mkdtempSync(join(tmpdir(), 'wmrl-worker-cli-'));
+const metrics = (dir: string) => readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n')
+  .map((l) => Object.fromEntries(Object.entries(JSON.parse(l) as Record<string, number>).filter(([k]) => !k.startsWith('time/'))));
+const RUN_FILES = ['checkpoint.json', 'checkpoint.bin', 'policy.onnx', 'policy.json'];
+const files = (dir: string) => Object.fromEntries(RUN_FILES.map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
+
+/** A `wmrl worker` process; `log` collects its stderr, `started` resolves on its first job. */
+function worker(url: string): { proc: ChildProcess; log: () => string; started: Promise<string> } {
+  const proc = spawn('node', [BIN, 'worker', '--redis', url, '--verbose', '--lock-duration', '1000'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  const started = new Promise<string>((resolve) => proc.stderr!.on('data', (d: Buffer) => {
+    log += d.toString();
+    const m = log.match(/job (\S+): started/);
+    if (m) resolve(m[1]);
+  }));
+  return { proc, log: () => log, started };
+}
+
+async function stop(w: { proc: ChildProcess }): Promise<void> {
+  if (w.proc.exitCode !== null || w.proc.signalCode !== null) return;
+  const exited = new Promise((r) => w.proc.once('exit', r));
+  w.proc.kill('SIGKILL');
+  await exited;
+}
+
+describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, real Redis on a unix socket)', () => {
+  let server: RedisServer;
+  const cfg = join(tmp, 'cfg.json');
+  // wmrl mode with world-model refreshes from the remote anchors' recorded states
+  writeFileSync(cfg, JSON.stringify({ refreshEvery: 150, refreshSteps: 5, checkpointEvery: 1 }));
+  const TRAIN = ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--iterations', '3', '--config', cfg];
+  const local = join(tmp, 'local');
+  beforeAll(async () => {
+    server = await startRedis();
+    const r = await wmrlProcess(ROOT, ...TRAIN, '--out', local);
+    expect(r.code, r.stderr).toBe(0);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('in-process, 1 worker and 2 workers: identical metrics (time fields aside), checkpoints and policy files', { timeout: 180_000 }, async () => {
+    expect(metrics(local).at(-1)!['refresh/count']).toBeGreaterThan(0);
+    const workers = [worker(server.url)];
+    try {
+      for (const count of [1, 2]) {
+        while (workers.length < count) workers.push(worker(server.url));
+        const out = join(tmp, `workers-${count}`);
+        const r = await wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url);
+        expect(r.code, r.stderr).toBe(0);
+        expect(metrics(out)).toEqual(metrics(local));
+        expect(files(out)).toEqual(files(local));
+      }
+      expect(workers.every((w) => /started/.test(w.log()))).toBe(true); // both took jobs
+    } finally {
+      await Promise.all(workers.map(stop));
+    }
+  });
+
+  it('a worker killed with a job in flight changes nothing but the time', { timeout: 180_000 }, async () => {
+    const workers = [worker(server.url), worker(server.url)];
+    try {
+      const out = join(tmp, 'killed');
+      const run = wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url);
+      const [job, k] = await Promise.race(workers.map((w, i) => w.started.then((id) => [id, i] as const)));
+      await stop(workers[k]);
+      const r = await run;
+      expect(r.code, r.stderr).toBe(0);
+      expect(workers[k].log()).not.toMatch(new RegExp(`job ${job}: done`));
+      expect(workers[1 - k].log()).toMatch(new RegExp(`job ${job}: done`)); // retaken after its lock lapsed
+      expect(metrics(out)).toEqual(metrics(local));
+      expect(files(out)).toEqual(files(local));
+    } finally {
+      await Promise.all(workers.map(stop));
+    }
+  });
+
+  it('a bad or unreachable --redis exits 2 naming the flag', async () => {
+    const bad = await wmrlProcess(ROOT, 'worker', '--redis', 'http://127.0.0.1:6379');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--redis: protocol http:/);
+    const remote = await wmrlProcess(ROOT, 'worker', '--redis', 'redis://10.1.2.3:6379');
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toMatch(/password/);
+    const gone = await wmrlProcess(ROOT, ...TRAIN, '--out', join(tmp, 'never'), '--redis', `unix://${join(tmp, 'none.sock')}`);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/--redis: cannot reach Redis/);
+  });
+});

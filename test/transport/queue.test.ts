@@ -1,0 +1,122 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PolicySampler } from '../../src/policy/sampler.ts';
+import { InProcessTransport, type AnchorRequest, type GroupJob, type TrainTask } from '../../src/trainer/index.ts';
+import { JOB_FORMAT, QUEUE, QueueTransport, type RolloutJob, type WorkerHandle, encodePolicy, encodeValue, jobId, keys, redisOptions, startWorker } from '../../src/transport/index.ts';
+import { setup } from '../trainer/code-lock.ts';
+import { type RedisServer, redisTests, startRedis } from './redis-server.ts';
+
+const toy = setup();
+const task: TrainTask = { ...toy.tasks[0], remote: { family: 'toy' } };
+const RUN = '00112233445566aa';
+const groups = (first: number, count: number, size = 4): GroupJob[] =>
+  Array.from({ length: count }, (_, g) => ({ kind: 'anchor', task: 0, start: 100 + g, startIndex: g, keys: Array.from({ length: size }, (_, k) => first + g * size + k) }));
+const request = (jobs: GroupJob[], params = toy.policy.params): AnchorRequest => ({ run: RUN, tasks: [task], jobs, policy: { config: toy.policy.config, params }, seed: 5, samplesPerRollout: 2 });
+
+async function inProcess(r: AnchorRequest) {
+  const env = await task.makeReal(3); // another batch size than the workers': results must not care
+  const sampler = await PolicySampler.create(r.policy.config, r.policy.params);
+  try {
+    return await new InProcessTransport([env], sampler).runAnchors(r);
+  } finally {
+    env.close();
+    await sampler.close();
+  }
+}
+
+describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in this process)', () => {
+  let server: RedisServer;
+  let worker: WorkerHandle;
+  let transport: QueueTransport;
+  let redis: Redis;
+  let queue: Queue;
+  const failures: string[] = [];
+  beforeAll(async () => {
+    server = await startRedis();
+    worker = await startWorker({ url: server.url, lockDurationMs: 1000, resolveTask: async (remote) => { if (remote.family !== 'toy') throw new Error('job task: not the toy'); return task; }, log: (l) => { if (l.includes('failed')) failures.push(l); } });
+    transport = await QueueTransport.open(server.url, { maxInFlight: 2 });
+    redis = new Redis(redisOptions(server.url));
+    queue = new Queue(QUEUE, { connection: redisOptions(server.url) });
+  }, 20_000);
+  afterAll(async () => {
+    await transport?.close();
+    await worker?.close();
+    await queue?.close();
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it('round trip: rollouts from the worker equal the in-process ones bit for bit (states, samples, log-probs)', async () => {
+    const r = request(groups(0, 5));
+    const remote = await transport.runAnchors(r);
+    expect(remote.map((g) => g.map((x) => x.key))).toEqual(r.jobs.map((j) => j.keys));
+    expect(remote[0][0].states!.length).toBeGreaterThan(0);
+    expect(remote.flat().some((x) => x.samples.length === 2)).toBe(true);
+    expect(encodeValue(remote)).toBe(encodeValue(await inProcess(r)));
+    // results are read once and deleted; only the run's current policy version is kept
+    expect(await redis.keys('wmrl:result:*')).toEqual([]);
+    expect(await redis.keys(`wmrl:policy:${RUN}:*`)).toEqual([keys.policy(RUN, encodePolicy(r.policy.config, r.policy.params).hash)]);
+  });
+
+  it('idempotent: a job submitted twice runs once, and a result already written wins over a second run', async () => {
+    const r = request(groups(1000, 1));
+    const { hash, text } = encodePolicy(r.policy.config, r.policy.params);
+    await redis.set(keys.policy(RUN, hash), text);
+    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const before = worker.done;
+    await Promise.all([queue.add('anchor', job, { jobId: jobId(job) }), queue.add('anchor', job, { jobId: jobId(job) })]);
+    for (let i = 0; i < 100 && !(await redis.exists(keys.result(jobId(job)))); i++) await new Promise((s) => setTimeout(s, 50));
+    const written = await redis.get(keys.result(jobId(job)));
+    expect(written).not.toBeNull();
+    const got = await transport.runAnchors(r); // finds the written result: no new run
+    expect(worker.done).toBe(before + 1);
+    expect(encodeValue(got)).toBe(encodeValue(await inProcess(r)));
+    // delivered again after it finished (at-least-once): the worker sees the result and skips the job
+    await redis.set(keys.result(jobId(job)), written!);
+    await queue.add('anchor', job, { jobId: jobId(job) });
+    for (let i = 0; i < 100 && (await queue.getJob(jobId(job))); i++) await new Promise((s) => setTimeout(s, 50));
+    expect(worker.done).toBe(before + 1);
+    expect(await redis.get(keys.result(jobId(job)))).toBe(written);
+  });
+
+  it('bad payloads fail their own job, naming the field, and the worker goes on', async () => {
+    const r = request(groups(2000, 1));
+    const { hash } = encodePolicy(r.policy.config, r.policy.params);
+    const good: RolloutJob = { format: JOB_FORMAT, run: RUN, task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const bad = [
+      { id: 'bad-keys', data: { ...good, group: { ...good.group, keys: [-1] } }, says: /group\.keys\[0\]: Too small/ },
+      { id: 'bad-field', data: { ...good, extra: 1 }, says: /extra/ },
+      { id: 'bad-id', data: good, says: /its id should be/ },
+      { id: 'not-json-object', data: 'garbage', says: /job payload/ },
+    ];
+    for (const b of bad) await queue.add('anchor', b.data, { jobId: b.id });
+    for (const b of bad) {
+      let state = '';
+      for (let i = 0; i < 100 && state !== 'failed'; i++) { state = await (await queue.getJob(b.id))!.getState(); if (state !== 'failed') await new Promise((s) => setTimeout(s, 50)); }
+      expect(state, b.id).toBe('failed');
+      expect((await queue.getJob(b.id))!.failedReason, b.id).toMatch(b.says);
+    }
+    expect(encodeValue(await transport.runAnchors(r))).toBe(encodeValue(await inProcess(r)));
+  });
+
+  it('a policy version whose bytes do not match its hash fails the job, and the trainer names the job', async () => {
+    const r = request(groups(3000, 1));
+    const { hash, text } = encodePolicy(r.policy.config, r.policy.params);
+    const other = r.policy.params.clone();
+    other.get(other.names[0])[0] += 1;
+    const tampered = { hash: encodePolicy(r.policy.config, other).hash, text };
+    await redis.set(keys.policy(RUN, tampered.hash), tampered.text);
+    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, task: task.remote!, policy: tampered.hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    await queue.add('anchor', job, { jobId: jobId(job) });
+    let state = '';
+    for (let i = 0; i < 100 && state !== 'failed'; i++) { state = await (await queue.getJob(jobId(job)))!.getState(); await new Promise((s) => setTimeout(s, 50)); }
+    expect((await queue.getJob(jobId(job)))!.failedReason).toMatch(/hash to/);
+    expect(hash).not.toBe(tampered.hash);
+  });
+
+  it('a task a worker cannot build fails the run with the worker\'s reason', async () => {
+    const r = { ...request(groups(4000, 1)), tasks: [{ ...task, remote: { family: 'nowhere' } }] };
+    await expect(transport.runAnchors(r)).rejects.toThrow(/failed on a worker: job task: not the toy/);
+  });
+});
