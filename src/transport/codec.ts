@@ -32,8 +32,9 @@ export function decodeValue(text: string): unknown {
   return JSON.parse(text, (_k, v) => {
     if (v && typeof v === 'object' && !Array.isArray(v)) {
       const keys = Object.keys(v);
-      if (keys.length === 2 && typeof v.$a === 'string' && typeof v.b64 === 'string' && v.$a in ARRAYS) {
+      if (keys.length === 2 && typeof v.$a === 'string' && typeof v.b64 === 'string' && Object.hasOwn(ARRAYS, v.$a)) {
         const bytes = Buffer.from(v.b64, 'base64');
+        if (bytes.toString('base64') !== v.b64) throw new InputError('codec: an array\'s base64 is malformed');
         const C = ARRAYS[v.$a as Tag];
         if (bytes.length % C.BYTES_PER_ELEMENT) throw new InputError(`codec: ${bytes.length} bytes is not a whole ${C.name}`);
         const out = new C(bytes.length / C.BYTES_PER_ELEMENT);
@@ -125,7 +126,12 @@ export function decodePolicy(text: string, hash: string): { config: VlaConfig; p
   } catch (e) {
     throw new InputError(`policy version ${hash.slice(0, 12)}: ${(e as Error).message}`);
   }
-  const config = parseVlaConfig(v.config as unknown as VlaConfigInput);
+  let config: VlaConfig;
+  try {
+    config = parseVlaConfig(v.config as unknown as VlaConfigInput);
+  } catch (e) {
+    throw new InputError(`policy version ${hash.slice(0, 12)}: ${(e as Error).message}`);
+  }
   checkParamsBuilt(params, vlaForwardBuilder(config), `policy version ${hash.slice(0, 12)}`);
   return { config, params };
 }

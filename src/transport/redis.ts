@@ -29,10 +29,10 @@ export function redisOptions(url: string, flag = '--redis'): RedisOptions {
   try {
     u = new URL(url);
   } catch {
-    throw new InputError(`${flag}: "${url}" is not a URL (unix:///path/redis.sock, redis://127.0.0.1:6379, redis://:PASSWORD@host:6379 or rediss://...)`);
+    throw new InputError(`${flag}: "${redactUrl(url)}" is not a URL (unix:///path/redis.sock, redis://127.0.0.1:6379, redis://:PASSWORD@host:6379 or rediss://...)`);
   }
   if (u.protocol === 'unix:') {
-    if (!u.pathname.startsWith('/')) throw new InputError(`${flag}: unix socket URLs need an absolute path (unix:///path/redis.sock)`);
+    if (u.host || !u.pathname.startsWith('/')) throw new InputError(`${flag}: unix socket URLs need an absolute path (unix:///path/redis.sock)`);
     return { ...base, path: decodeURIComponent(u.pathname), password: u.password ? decodeURIComponent(u.password) : undefined };
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new InputError(`${flag}: protocol ${u.protocol} is not redis:, rediss: or unix:`);
@@ -41,16 +41,17 @@ export function redisOptions(url: string, flag = '--redis'): RedisOptions {
   if (!isLoopbackHost(u.hostname) && !u.password && u.protocol !== 'rediss:') {
     throw new InputError(`${flag}: ${u.hostname} is not this machine; reach another machine's Redis with a password (redis://:PASSWORD@${u.hostname}:${u.port || 6379}) or TLS (rediss://)`);
   }
+  const host = u.hostname.replace(/^\[|\]$/g, '');
   return {
-    ...base, host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : 6379, db,
+    ...base, host, port: u.port ? Number(u.port) : 6379, db,
     username: u.username ? decodeURIComponent(u.username) : undefined, password: u.password ? decodeURIComponent(u.password) : undefined,
-    tls: u.protocol === 'rediss:' ? { servername: u.hostname } : undefined,
+    tls: u.protocol === 'rediss:' ? { servername: isIP(host) ? undefined : host } : undefined,
   };
 }
 
 /** The URL with its password replaced by *** (for messages and logs). */
 export function redactUrl(url: string): string {
-  return url.replace(/^(\w+:\/\/[^:/@]*:)[^@]*@/, '$1***@');
+  return url.replace(/^(\w+:\/\/[^:/@]*:)[^/]*@/, '$1***@');
 }
 
 /** A connected client; an unreachable server is an InputError naming the URL. */
