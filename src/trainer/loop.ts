@@ -108,8 +108,8 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
     const evalEnv = cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
     return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
   }));
-  // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
   const transport = opts.transport ?? new InProcessTransport(envs.map((e) => e.real), sampler);
+  // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
   const buffer: (RealEpisode & { validation: boolean })[] = info && ck ? unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes) : [];
   if (refreshing && buffer.length) {

@@ -71,6 +71,8 @@ export const MAX_GROUP = 4096;
 export const JobSchema = z.strictObject({
   format: z.literal(JOB_FORMAT),
   run: z.string().regex(RUN_ID, 'a 16-digit hex run id'),
+  /** The trainer's buildId(): workers run only jobs of their own code. */
+  build: z.string().regex(RUN_ID, 'a 16-digit hex build id'),
   task: z.record(z.string(), z.unknown()),
   policy: z.string().regex(HASH, 'a sha256 hex digest'),
   seed: int,

@@ -4,3 +4,4 @@ export * from './codec.ts';
 export * from './redis.ts';
 export * from './queue.ts';
 export * from './worker.ts';
+export * from './build.ts';

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { InputError } from '../core/errors.ts';
 import type { AnchorRequest, RolloutTransport } from '../trainer/transport.ts';
 import type { Rollout } from '../trainer/rollouts.ts';
+import { buildId } from './build.ts';
 import { JOB_FORMAT, type RolloutJob, decodeResult, encodePolicy, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redactUrl, redisOptions } from './redis.ts';
 
@@ -58,7 +59,7 @@ export class QueueTransport implements RolloutTransport {
     const jobs = r.jobs.map((g): RolloutJob => {
       const task = r.tasks[g.task];
       if (!task.remote) throw new InputError(`--redis: task ${task.id} cannot run on workers (it has no remote description)`);
-      return { format: JOB_FORMAT, run: r.run, task: task.remote, policy: hash, seed: r.seed, samplesPerRollout: r.samplesPerRollout, group: { kind: 'anchor', task: g.task, start: g.start, startIndex: g.startIndex, keys: [...g.keys] } };
+      return { format: JOB_FORMAT, run: r.run, build: buildId(), task: task.remote, policy: hash, seed: r.seed, samplesPerRollout: r.samplesPerRollout, group: { kind: 'anchor', task: g.task, start: g.start, startIndex: g.startIndex, keys: [...g.keys] } };
     });
     const out: Rollout[][] = new Array(jobs.length);
     let next = 0;

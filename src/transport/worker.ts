@@ -9,6 +9,7 @@ import type { Env } from '../env/types.ts';
 import { PolicySampler } from '../policy/sampler.ts';
 import type { TrainTask } from '../trainer/loop.ts';
 import { runGroups } from '../trainer/rollouts.ts';
+import { buildId } from './build.ts';
 import { JobSchema, decodePolicy, encodeResult, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redisOptions } from './redis.ts';
 
@@ -73,6 +74,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     const j = parsed.data;
     const id = jobId(j);
     if (job.id !== id) throw new UnrecoverableError(`job payload: its id should be ${id}, the queue has ${job.id}`);
+    if (j.build !== buildId()) throw new UnrecoverableError(`job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, npm ci, on the same CPU architecture)`);
     if (await redis.exists(keys.result(id))) return 'reused'; // delivered again after another worker finished it
     log(`job ${id}: started (${j.group.keys.length} rollouts)`);
     const ref = canonicalJson(j.task);
@@ -88,10 +90,12 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     try {
       const { branching } = task;
       const record = branching && ((slot: number) => branching.record(env, slot));
+      const t0 = performance.now(); // for the log line only
       const [rollouts] = await withPolicy(j.run, j.policy, (sampler) => runGroups(env, sampler, [j.group], { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record }));
+      const ms = performance.now() - t0;
       await redis.set(keys.result(id), encodeResult(id, rollouts), 'EX', KEY_TTL_S, 'NX'); // first writer wins
       done++;
-      log(`job ${id}: done`);
+      log(`job ${id}: done (${ms.toFixed(1)} ms in the group's rollouts)`);
       return 'done';
     } finally {
       if (!idle.has(pool)) idle.set(pool, []);

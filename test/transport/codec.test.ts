@@ -80,7 +80,7 @@ describe('encodeValue / decodeValue', () => {
 
 describe('jobs', () => {
   const job: RolloutJob = {
-    format: JOB_FORMAT, run: '00112233445566aa', task: { family: 'toy' }, policy: 'ab'.repeat(32), seed: 5, samplesPerRollout: 2,
+    format: JOB_FORMAT, run: '00112233445566aa', build: '0123456789abcdef', task: { family: 'toy' }, policy: 'ab'.repeat(32), seed: 5, samplesPerRollout: 2,
     group: { kind: 'anchor', task: 0, start: 100, startIndex: 0, keys: [8, 9, 10] },
   };
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { InProcessTransport, type AnchorRequest, type GroupJob, type TrainTask } from '../../src/trainer/index.ts';
-import { JOB_FORMAT, QUEUE, QueueTransport, type RolloutJob, type WorkerHandle, encodePolicy, encodeValue, jobId, keys, redisOptions, startWorker } from '../../src/transport/index.ts';
+import { JOB_FORMAT, QUEUE, buildId, QueueTransport, type RolloutJob, type WorkerHandle, encodePolicy, encodeValue, jobId, keys, redisOptions, startWorker } from '../../src/transport/index.ts';
 import { setup } from '../trainer/code-lock.ts';
 import { type RedisServer, redisTests, startRedis } from './redis-server.ts';
 
@@ -63,7 +63,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
     const r = request(groups(1000, 1));
     const { hash, text } = encodePolicy(r.policy.config, r.policy.params);
     await redis.set(keys.policy(RUN, hash), text);
-    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
     const before = worker.done;
     await Promise.all([queue.add('anchor', job, { jobId: jobId(job) }), queue.add('anchor', job, { jobId: jobId(job) })]);
     for (let i = 0; i < 100 && !(await redis.exists(keys.result(jobId(job)))); i++) await new Promise((s) => setTimeout(s, 50));
@@ -83,12 +83,13 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
   it('bad payloads fail their own job, naming the field, and the worker goes on', async () => {
     const r = request(groups(2000, 1));
     const { hash } = encodePolicy(r.policy.config, r.policy.params);
-    const good: RolloutJob = { format: JOB_FORMAT, run: RUN, task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const good: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
     const bad = [
       { id: 'bad-keys', data: { ...good, group: { ...good.group, keys: [-1] } }, says: /group\.keys\[0\]: Too small/ },
       { id: 'bad-field', data: { ...good, extra: 1 }, says: /extra/ },
       { id: 'bad-id', data: good, says: /its id should be/ },
       { id: 'not-json-object', data: 'garbage', says: /job payload/ },
+      { id: jobId(good), data: { ...good, build: 'ffffffffffffffff' }, says: /made by wmrl build ffffffffffffffff, this worker runs/ },
     ];
     for (const b of bad) await queue.add('anchor', b.data, { jobId: b.id });
     for (const b of bad) {
@@ -107,7 +108,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
     other.get(other.names[0])[0] += 1;
     const tampered = { hash: encodePolicy(r.policy.config, other).hash, text };
     await redis.set(keys.policy(RUN, tampered.hash), tampered.text);
-    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, task: task.remote!, policy: tampered.hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: tampered.hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
     await queue.add('anchor', job, { jobId: jobId(job) });
     let state = '';
     for (let i = 0; i < 100 && state !== 'failed'; i++) { state = await (await queue.getJob(jobId(job)))!.getState(); await new Promise((s) => setTimeout(s, 50)); }
@@ -118,5 +119,20 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
   it('a task a worker cannot build fails the run with the worker\'s reason', async () => {
     const r = { ...request(groups(4000, 1)), tasks: [{ ...task, remote: { family: 'nowhere' } }] };
     await expect(transport.runAnchors(r)).rejects.toThrow(/failed on a worker: job task: not the toy/);
+  });
+});
+
+describe.runIf(redisTests)('a password-protected Redis on a TCP port (the other-machine setup, on loopback)', () => {
+  let server: RedisServer;
+  beforeAll(async () => { server = await startRedis({ password: 's3cret pass' }); });
+  afterAll(async () => { await server?.stop(); });
+
+  it('connects with the password in the URL and refuses a wrong one without printing it', async () => {
+    const t = await QueueTransport.open(server.url);
+    await t.close();
+    const wrong = server.url.replace('s3cret%20pass', 'wrong-one');
+    const err = await QueueTransport.open(wrong).then(() => null, (e: Error) => e);
+    expect(err?.message).toMatch(/^--redis: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1/);
+    expect(err?.message).not.toContain('wrong-one');
   });
 });

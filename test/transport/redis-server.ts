@@ -2,6 +2,7 @@
 // Under CI a missing redis-server fails the tests that need it (.ci/run installs it).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -15,15 +16,27 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** A free loopback TCP port (for the password test; the socket is the default). */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** `password`: also listens on a loopback port with requirepass; `url` is then redis://:PASSWORD@127.0.0.1:PORT. */
+export async function startRedis(o: { password?: string } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'wmrl-redis-'));
   const socket = join(dir, 'redis.sock');
-  const proc: ChildProcess = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const port = o.password ? await freePort() : 0;
+  const auth = o.password ? ['--requirepass', o.password, '--bind', '127.0.0.1'] : [];
+  const proc: ChildProcess = spawn('redis-server', ['--port', String(port), ...auth, '--unixsocket', socket, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
   const failed = new Promise<never>((_, reject) => proc.once('error', reject));
   for (let i = 0; i < 200 && !existsSync(socket); i++) await Promise.race([new Promise((r) => setTimeout(r, 25)), failed]);
   if (!existsSync(socket)) throw new Error('redis-server did not open its socket in 5 s');
   return {
-    url: `unix://${socket}`,
+    url: o.password ? `redis://:${encodeURIComponent(o.password)}@127.0.0.1:${port}` : `unix://${socket}`,
     dir,
     async stop() {
       if (proc.exitCode === null) {

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Executor } from '../../src/autoresearch/index.ts';
+import { remoteTaskResolver, researchTrainSetup, tabletopTrainSetup } from '../../src/experiment/index.ts';
+import { loadPolicy } from '../../src/policy/model.ts';
+import { PolicySampler } from '../../src/policy/sampler.ts';
+import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
+import { type AnchorRequest, InProcessTransport, type TrainTask } from '../../src/trainer/index.ts';
+import { QueueTransport, type WorkerHandle, encodeValue, startWorker } from '../../src/transport/index.ts';
+import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
+
+describe('remote task descriptions: what a worker builds from TrainTask.remote', () => {
+  const resolve = remoteTaskResolver();
+  it('a tabletop task round-trips through its JSON description', async () => {
+    const { tasks } = await tabletopTrainSetup(loadSceneFile(DEFAULT_SCENE_PATH), ['tabletop/push'], { mode: 'real', worldModel: '', seed: 0 });
+    const task = await resolve(JSON.parse(JSON.stringify(tasks[0].remote)));
+    expect(task.id).toBe('tabletop/push');
+    const env = await task.makeReal(2);
+    expect(env.spec.id).toBe('tabletop/push');
+    env.close();
+  });
+
+  it('refuses a description it cannot build, naming the field', async () => {
+    await expect(resolve({ family: 'gym' })).rejects.toThrow(/job task: \$\.family/);
+    await expect(resolve({ family: 'autoresearch', task: 7 })).rejects.toThrow(/\$\.task/);
+    await expect(resolve({ family: 'tabletop', task: 'tabletop/push', scene: { robot: 1 } })).rejects.toThrow(/scene/);
+  });
+});
+
+describe.runIf(redisTests)('AutoResearch executions as worker jobs', () => {
+  let server: RedisServer;
+  let worker: WorkerHandle;
+  const executor = new Executor({ concurrency: 1 });
+  beforeAll(async () => {
+    server = await startRedis();
+    worker = await startWorker({ url: server.url, resolveTask: remoteTaskResolver({ executor: () => executor }) });
+  }, 20_000);
+  afterAll(async () => {
+    await worker?.close();
+    await server?.stop();
+  });
+
+  it('a group of proposals executed by a worker equals the same group executed in-process', { timeout: 120_000 }, async () => {
+    const agent = await loadPolicy('models/agent-base.onnx');
+    const tasks: TrainTask[] = researchTrainSetup({ mode: 'real', seed: 0, executor, tasks: ['iris-species'] }).tasks;
+    const r: AnchorRequest = { run: '0123456789abcdef', tasks, jobs: [{ kind: 'anchor', task: 0, start: 3, startIndex: 3, keys: [40, 41] }], policy: { config: agent.config, params: agent.params }, seed: 2, samplesPerRollout: 2 };
+    const transport = await QueueTransport.open(server.url);
+    const remote = await transport.runAnchors(r);
+    await transport.close();
+    const env = await tasks[0].makeReal(2);
+    const sampler = await PolicySampler.create(agent.config, agent.params);
+    const local = await new InProcessTransport([env], sampler).runAnchors(r);
+    env.close();
+    await sampler.close();
+    expect(remote[0].map((x) => x.length).reduce((a, b) => a + b)).toBeGreaterThan(0);
+    expect(encodeValue(remote)).toBe(encodeValue(local));
+    expect(worker.done).toBe(1);
+  });
+});
