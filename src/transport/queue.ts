@@ -14,12 +14,11 @@ import { KEY_TTL_S, QUEUE, connectRedis, keys, redactUrl, redisOptions } from '.
 export interface QueueTransportOptions {
   /** Jobs submitted and not yet read back, at most (default 64). */
   maxInFlight?: number;
-  /** Progress notes (no worker connected, a failed job). */
+  /** Progress notes (no worker connected). */
   log?: (line: string) => void;
+  /** Seconds a job waits before the trainer checks that any worker is connected (default 10). */
+  noWorkerNoteS?: number;
 }
-
-/** Seconds without a result after which the trainer checks whether any worker is connected. */
-const NO_WORKER_NOTE_S = 10;
 
 export class QueueTransport implements RolloutTransport {
   private readonly wake = new Map<string, () => void>();
@@ -43,7 +42,7 @@ export class QueueTransport implements RolloutTransport {
     const queue = new Queue(QUEUE, { connection });
     const events = new QueueEvents(QUEUE, { connection });
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-    return new QueueTransport(url, redis, queue, events, { maxInFlight: o.maxInFlight ?? 64, log: o.log ?? (() => {}) });
+    return new QueueTransport(url, redis, queue, events, { maxInFlight: o.maxInFlight ?? 64, log: o.log ?? (() => {}), noWorkerNoteS: o.noWorkerNoteS ?? 10 });
   }
 
   async runAnchors(r: AnchorRequest): Promise<Rollout[][]> {
@@ -82,11 +81,12 @@ export class QueueTransport implements RolloutTransport {
     let woken = () => { early = true; };
     this.wake.set(id, () => woken());
     try {
+      const submit = () => this.queue.add('anchor', job, { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
       let text = await this.redis.get(key);
       if (text === null) {
         const stale = await this.queue.getJob(id);
         if (stale && (await stale.getState()) === 'failed') await stale.remove(); // a new attempt
-        await this.queue.add('anchor', job, { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
+        await submit();
       }
       for (let waited = 0; text === null; waited++) {
         if (!early) {
@@ -101,9 +101,11 @@ export class QueueTransport implements RolloutTransport {
         if (text !== null) break;
         const queued = await this.queue.getJob(id);
         if (queued && (await queued.getState()) === 'failed') throw new InputError(`job ${id} failed on a worker: ${queued.failedReason}`);
-        if (waited === NO_WORKER_NOTE_S && !this.warned && (await this.queue.getWorkersCount()) === 0) {
-          this.warned = true;
-          this.o.log(`no worker is taking jobs from ${redactUrl(this.url)}: start one with wmrl worker --redis ${redactUrl(this.url)}`);
+        // neither queued nor answered (Redis restarted, the queue was cleared): submit it again
+        if (!queued && (await this.redis.get(key)) === null) await submit();
+        if (waited === this.o.noWorkerNoteS && !this.warned) {
+          this.warned = true; // once per trainer, whichever job waits first
+          if ((await this.queue.getWorkersCount()) === 0) this.o.log(`no worker is taking jobs from ${redactUrl(this.url)}: start one with wmrl worker --redis ${redactUrl(this.url)}`);
         }
       }
       await this.redis.del(key);
