@@ -34,7 +34,8 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
   const failures: string[] = [];
   beforeAll(async () => {
     server = await startRedis();
-    worker = await startWorker({ url: server.url, lockDurationMs: 1000, resolveTask: async (remote) => { if (remote.family !== 'toy') throw new Error('job task: not the toy'); return task; }, log: (l) => { if (l.includes('failed')) failures.push(l); } });
+    // two jobs at once: they share the policy session and take separate envs from the pool
+    worker = await startWorker({ url: server.url, concurrency: 2, lockDurationMs: 1000, resolveTask: async (remote) => { if (remote.family !== 'toy') throw new Error('job task: not the toy'); return task; }, log: (l) => { if (l.includes('failed')) failures.push(l); } });
     transport = await QueueTransport.open(server.url, { maxInFlight: 2 });
     redis = new Redis(redisOptions(server.url));
     queue = new Queue(QUEUE, { connection: redisOptions(server.url) });
