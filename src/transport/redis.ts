@@ -57,12 +57,14 @@ export function redactUrl(url: string): string {
 /** A connected client; an unreachable server is an InputError naming the URL. */
 export async function connectRedis(url: string, flag = '--redis'): Promise<Redis> {
   const client = new Redis({ ...redisOptions(url, flag), lazyConnect: true, retryStrategy: (times) => (times > 3 ? null : 200 * times) });
+  let last: Error | undefined; // the socket's own error says more than the rejected connect
+  client.on('error', (e: Error) => { last = e; });
   try {
     await client.connect();
     await client.ping();
   } catch (e) {
     client.disconnect();
-    throw new InputError(`${flag}: cannot reach Redis at ${redactUrl(url)} (${(e as Error).message})`);
+    throw new InputError(`${flag}: cannot reach Redis at ${redactUrl(url)} (${(last ?? (e as Error)).message})`);
   }
   // after the first connection, keep retrying (a restarted server is picked up again)
   client.options.retryStrategy = (times) => Math.min(2000, 100 * times);
