@@ -13,7 +13,7 @@ import { tabletopTrainSetup } from '../src/experiment/index.ts';
 import { loadPolicy } from '../src/policy/model.ts';
 import { PolicySampler } from '../src/policy/sampler.ts';
 import { loadSceneFile, DEFAULT_SCENE_PATH } from '../src/scene/load-file.ts';
-import { type AnchorRequest, type GroupJob, InProcessTransport } from '../src/trainer/index.ts';
+import { type GroupRequest, type GroupJob, InProcessTransport } from '../src/trainer/index.ts';
 import { QueueTransport, encodeValue } from '../src/transport/index.ts';
 import { startRedis } from '../test/transport/redis-server.ts';
 import { emit, round } from './timing.ts';
@@ -28,10 +28,10 @@ const policy = await loadPolicy(join(REPO, 'models/vla-base.onnx'));
 const { tasks } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], { mode: 'real', worldModel: '', seed: 0 });
 let round0 = 0;
 /** A fresh set of jobs (new rollout keys, so no result is ever reused across layouts). */
-const request = (): AnchorRequest => {
+const request = (): GroupRequest => {
   const first = (round0++) * JOBS * G;
   const jobs: GroupJob[] = Array.from({ length: JOBS }, (_, g) => ({ kind: 'anchor', task: 0, start: tasks[0].trainSeed(g), startIndex: g, keys: Array.from({ length: G }, (_, k) => first + g * G + k) }));
-  return { run: '5ca1e0000000beef', tasks, jobs, policy: { config: policy.config, params: policy.params }, seed: 0, samplesPerRollout: 12 };
+  return { run: '5ca1e0000000beef', engine: 'real', tasks, jobs, policy: { config: policy.config, params: policy.params }, seed: 0, samplesPerRollout: 12 };
 };
 const seconds = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
   const t0 = performance.now();
@@ -48,14 +48,14 @@ const workers: ReturnType<typeof spawn>[] = [];
 let workerLog = '';
 try {
   // warm-up (sessions, env construction), then each layout on its own fresh jobs
-  await new InProcessTransport([jobEnv], sampler).runAnchors({ ...request(), jobs: request().jobs.slice(0, 1) });
+  await new InProcessTransport([{ real: jobEnv, model: null }], sampler).run({ ...request(), jobs: request().jobs.slice(0, 1) });
   const inReq = request();
-  const [inGroups, inS] = await seconds(() => new InProcessTransport([batchEnv], sampler).runAnchors(inReq));
+  const [inGroups, inS] = await seconds(() => new InProcessTransport([{ real: batchEnv, model: null }], sampler).run(inReq));
   const steps = inGroups.flat().reduce((n, r) => n + r.length, 0);
   const kb = inGroups.reduce((n, g) => n + encodeValue(g).length, 0) / JOBS / 1024;
   emit({ figure: 'in_process', groups_per_s: round(JOBS / inS), s: round(inS), env_steps: steps, result_kb_per_job: round(kb, 1), note: 'the trainer default: all groups of the task in one batch of 16 slots' });
   const ownReq = request();
-  const [, ownS] = await seconds(async () => { for (const j of ownReq.jobs) await new InProcessTransport([jobEnv], sampler).runAnchors({ ...ownReq, jobs: [j] }); });
+  const [, ownS] = await seconds(async () => { for (const j of ownReq.jobs) await new InProcessTransport([{ real: jobEnv, model: null }], sampler).run({ ...ownReq, jobs: [j] }); });
   const jobS = ownS / JOBS;
   emit({ figure: 'job_own_time', ms: round(jobS * 1000, 1), note: `one group of ${G} rollouts in an env of ${G} slots, in this process (as a worker runs a job)` });
 
@@ -67,13 +67,13 @@ try {
       w.stderr!.on('data', (d: Buffer) => (workerLog += d.toString()));
       workers.push(w);
     }
-    await transport.runAnchors({ ...request(), jobs: request().jobs.slice(0, count * 2) }); // every worker loaded and warm
+    await transport.run({ ...request(), jobs: request().jobs.slice(0, count * 2) }); // every worker loaded and warm
     const req = request();
     const logFrom = workerLog.length;
-    const [groups, s] = await seconds(() => transport.runAnchors(req));
+    const [groups, s] = await seconds(() => transport.run(req));
     // the workers' own time in the groups' rollouts, from their --verbose lines
     const own = [...workerLog.slice(logFrom).matchAll(/done \(([\d.]+) ms in the group/g)].map((m) => Number(m[1]) / 1000);
-    const local = await new InProcessTransport([batchEnv], sampler).runAnchors(req);
+    const local = await new InProcessTransport([{ real: batchEnv, model: null }], sampler).run(req);
     const perJob = s / JOBS;
     rate[count] = JOBS / s;
     emit({ figure: `workers_${count}`, groups_per_s: round(JOBS / s), s: round(s), vs_in_process: round(inS / s, 2), identical_to_in_process: encodeValue(groups) === encodeValue(local) });

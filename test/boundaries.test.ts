@@ -24,7 +24,7 @@ const FORBIDDEN: Record<string, string[]> = {
   server: ['trainer', 'experiment', 'cli'],
   eval: ['trainer', 'autoresearch', 'experiment', 'cli'],
   demos: ['worldmodel', 'trainer', 'autoresearch', 'experiment', 'cli'],
-  experiment: ['protocol', 'server', 'transport', 'cli', 'bullmq', 'ioredis'],
+  experiment: ['protocol', 'server', 'cli', 'bullmq', 'ioredis'],
   cli: [],
 };
 /** store (run files on disk) may import only core: every other folder of the table is forbidden. */

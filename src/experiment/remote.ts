@@ -1,11 +1,14 @@
-// The real engines a worker builds from a job's task description (TrainTask.remote): the tabletop
-// (scene and task id) and AutoResearch (task id; the sandboxed executor of this machine).
+// The engines a worker builds from a job's task description (TrainTask.remote): the tabletop (scene
+// and task id; with a world-model snapshot also its world model) and AutoResearch (task id; the
+// sandboxed executor of this machine).
 import { z } from 'zod';
 import { Executor } from '../autoresearch/index.ts';
 import { InputError } from '../core/errors.ts';
 import { formatZodError } from '../core/spec.ts';
 import { parseScene } from '../scene/index.ts';
-import type { TrainTask } from '../trainer/index.ts';
+import { fixedCameras, tabletopSpec } from '../physics/index.ts';
+import type { RemoteTask } from '../transport/index.ts';
+import { WorldModelEnv, ensembleFromModel, wmModelFromSnapshot } from '../worldmodel/index.ts';
 import { researchTrainSetup } from './research.ts';
 import { tabletopTrainSetup } from './tabletop.ts';
 
@@ -14,18 +17,28 @@ const RemoteTaskSchema = z.discriminatedUnion('family', [
   z.strictObject({ family: z.literal('autoresearch'), task: z.string() }),
 ]);
 
-/** `executor`: AutoResearch jobs share it (made on the first one). */
-export function remoteTaskResolver(o: { executor?: () => Executor } = {}): (remote: Record<string, unknown>) => Promise<TrainTask> {
+/** `executor`: AutoResearch jobs share it (made on the first one). A tabletop task with a world-model
+ *  snapshot (OnlineWorldModel.snapshot()) also gets makeModel on that snapshot's weights. */
+export function remoteTaskResolver(o: { executor?: () => Executor } = {}): (remote: Record<string, unknown>, worldModel?: unknown) => Promise<RemoteTask> {
   let executor: Executor | undefined;
-  return async (remote) => {
+  return async (remote, worldModel) => {
     const parsed = RemoteTaskSchema.safeParse(remote);
     if (!parsed.success) throw new InputError(formatZodError(parsed.error, 'job task: '));
     const r = parsed.data;
     if (r.family === 'autoresearch') {
+      if (worldModel !== undefined) throw new InputError('job task: AutoResearch outcome models do not run on workers');
       executor ??= o.executor?.() ?? new Executor({ concurrency: 1 });
       return researchTrainSetup({ mode: 'real', seed: 0, executor, tasks: [r.task] }).tasks[0];
     }
     const scene = parseScene(r.scene, 'job task scene');
-    return (await tabletopTrainSetup(scene, [r.task], { mode: 'real', worldModel: '', seed: 0 })).tasks[0];
+    const task: RemoteTask = (await tabletopTrainSetup(scene, [r.task], { mode: 'real', worldModel: '', seed: 0 })).tasks[0];
+    if (worldModel === undefined) return task;
+    const what = 'job world-model snapshot';
+    const spec = tabletopSpec(scene, r.task, fixedCameras(scene));
+    const dynamics = await ensembleFromModel(wmModelFromSnapshot(worldModel, what), what, scene, spec);
+    // as OnlineWorldModel.envFor builds them in the trainer
+    task.makeModel = async (numEnvs) => new WorldModelEnv({ scene, spec, numEnvs, dynamics, ownsDynamics: false });
+    task.close = () => dynamics.close();
+    return task;
   };
 }

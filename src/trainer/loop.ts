@@ -108,7 +108,9 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
     const evalEnv = cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
     return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
   }));
-  const transport = opts.transport ?? new InProcessTransport(envs.map((e) => e.real), sampler);
+  const local = new InProcessTransport(envs, sampler);
+  const transport = opts.transport ?? local;
+  const modelTransport = transport.modelGroups && (transport === local || setup.worldModel?.snapshot) ? transport : local;
   // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
   const buffer: (RealEpisode & { validation: boolean })[] = info && ck ? unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes) : [];
@@ -136,6 +138,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       };
       const groupKeys = (g: number) => Array.from({ length: cfg.groupSize }, (_, k) => (it * cfg.groupsPerIteration + g) * cfg.groupSize + k);
       const rollouts = new Map<GroupJob, Rollout[]>();
+      const request = { run: runId, tasks: setup.tasks, policy: { config: setup.policy.config, params: trainer.params() }, worldModel: setup.worldModel, seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, clock };
       const steps = (groups: Rollout[][]) => groups.flat().reduce((n, r) => n + r.length, 0);
 
       // 1. anchors in physics: whole episodes from train-split initial states, each task's groups in one batch
@@ -146,8 +149,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(g) };
       });
       if (anchors.length) {
-        const request = { run: runId, tasks: setup.tasks, jobs: anchors, policy: { config: setup.policy.config, params: trainer.params() }, seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, clock };
-        const groups = await timed('physics', () => transport.runAnchors(request));
+        const groups = await timed('physics', () => transport.run({ ...request, engine: 'real', jobs: anchors }));
         totals.physicsSteps += steps(groups);
         anchors.forEach((j, k) => rollouts.set(j, groups[k]));
       }
@@ -209,14 +211,10 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
         const branch = starts.drawPoint(rng, pool);
         return { kind: 'model', task: branch.task, start: branch.seed, keys: groupKeys(g), branch, horizon: cfg.horizon };
       });
-      for (const t of setup.tasks.keys()) {
-        for (const branched of [false, true]) {
-          const mine = models.filter((j) => j.task === t && !!j.branch === branched);
-          if (!mine.length) continue;
-          const groups = await timed('model', () => runGroups(envs[t].model!, sampler, mine, { seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, branching: setup.tasks[t].branching, clock }));
-          totals.modelSteps += steps(groups);
-          mine.forEach((j, k) => rollouts.set(j, groups[k]));
-        }
+      if (models.length) {
+        const groups = await timed('model', () => modelTransport.run({ ...request, engine: 'model', jobs: models }));
+        totals.modelSteps += steps(groups);
+        models.forEach((j, k) => rollouts.set(j, groups[k]));
       }
       const jobs = [...anchors, ...models];
 

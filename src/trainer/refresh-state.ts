@@ -17,6 +17,9 @@ export interface RefreshableModel {
   refresh(o: { steps: number; lr: number }): Promise<{ steps: number; bestValMse: number | null; transitions: number }>;
   exportState(): ModelTrainerState;
   restore(state: ModelTrainerState): Promise<void>;
+  /** The current weights and what else a worker needs to rebuild the model (JSON, typed arrays
+   *  allowed): world-model groups can run on workers only with it. */
+  snapshot?(): Record<string, unknown>;
 }
 
 const mapStore = (m: ReadonlyMap<string, Float32Array | Float64Array>, like: ParamStore) => {

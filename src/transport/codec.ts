@@ -75,14 +75,20 @@ export const JobSchema = z.strictObject({
   build: z.string().regex(RUN_ID, 'a 16-digit hex build id'),
   task: z.record(z.string(), z.unknown()),
   policy: z.string().regex(HASH, 'a sha256 hex digest'),
+  /** World-model groups: the snapshot of the world model they run in. */
+  worldModel: z.string().regex(HASH, 'a sha256 hex digest').optional(),
   seed: int,
   samplesPerRollout: int.min(0).max(10_000),
-  group: z.strictObject({ kind: z.literal('anchor'), task: int.min(0), start: int, startIndex: int.optional(), keys: z.array(int.min(0)).min(1).max(MAX_GROUP) }),
-});
+  group: z.strictObject({
+    kind: z.enum(['anchor', 'model']), task: int.min(0), start: int, startIndex: int.optional(), keys: z.array(int.min(0)).min(1).max(MAX_GROUP),
+    branch: z.strictObject({ task: int.min(0), seed: int, elapsed: int.min(0), row: z.array(z.number()), moved: z.boolean().optional() }).optional(),
+    horizon: int.min(1).optional(),
+  }),
+}).refine((j) => (j.group.kind === 'model') === (j.worldModel !== undefined), { message: 'world-model groups (and only they) name a worldModel', path: ['worldModel'] });
 export type RolloutJob = z.infer<typeof JobSchema>;
 
 export function jobId(job: RolloutJob): string {
-  return `${job.run}-${job.policy.slice(0, 16)}-${job.group.keys[0]}`;
+  return `${job.run}-${job.policy.slice(0, 16)}-${job.worldModel?.slice(0, 16) ?? 'real'}-${job.group.keys[0]}`;
 }
 
 const ObsValueSchema = z.union([z.instanceof(Uint8Array), z.instanceof(Float32Array), z.instanceof(Int32Array), z.array(z.string())]);
@@ -111,17 +117,31 @@ const PolicyVersionSchema = z.strictObject({
   params: z.array(z.strictObject({ name: z.string(), shape: z.array(int.min(0)), trainable: z.boolean(), decay: z.boolean(), data: z.union([z.instanceof(Float32Array), z.instanceof(Float64Array)]) })),
 });
 
+/** A value stored once under its content hash (policy versions, world-model snapshots). */
+export function contentAddressed(value: unknown): { text: string; hash: string } {
+  const text = encodeValue(value);
+  return { text, hash: sha256Hex(text) };
+}
+
+/** A stored value, checked against the hash it was fetched by. */
+export function checkContent(text: string, hash: string, what: string): unknown {
+  const got = sha256Hex(text);
+  if (got !== hash) throw new InputError(`${what} ${hash.slice(0, 12)}: its bytes hash to ${got.slice(0, 12)} (corrupted or replaced)`);
+  return decodeValue(text);
+}
+
 /** A policy version as stored once per content hash: its text and that text's sha256. */
 export function encodePolicy(config: VlaConfig, params: ParamStore): { text: string; hash: string } {
-  const text = encodeValue({ format: 'wmrl-policy-version/1', config, float: params.float, params: params.names.map((name) => ({ ...params.info(name), data: params.get(name) })) });
-  return { text, hash: sha256Hex(text) };
+  return contentAddressed({ format: 'wmrl-policy-version/1', config, float: params.float, params: params.names.map((name) => ({ ...params.info(name), data: params.get(name) })) });
 }
 
 /** A stored policy version, checked against the hash it was fetched by. */
 export function decodePolicy(text: string, hash: string): { config: VlaConfig; params: ParamStore } {
-  const got = sha256Hex(text);
-  if (got !== hash) throw new InputError(`policy version ${hash.slice(0, 12)}: its bytes hash to ${got.slice(0, 12)} (corrupted or replaced)`);
-  const v = parsePayload(text, PolicyVersionSchema, `policy version ${hash.slice(0, 12)}`);
+  const what = `policy version ${hash.slice(0, 12)}`;
+  const raw = checkContent(text, hash, 'policy version');
+  const parsed = PolicyVersionSchema.safeParse(raw);
+  if (!parsed.success) throw new InputError(formatZodError(parsed.error, `${what}: `));
+  const v = parsed.data;
   const params = new ParamStore(v.float);
   try {
     for (const { data, ...info } of v.params) params.add(info, data);

@@ -5,10 +5,10 @@
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InputError } from '../core/errors.ts';
-import type { AnchorRequest, RolloutTransport } from '../trainer/transport.ts';
+import type { GroupRequest, RolloutTransport } from '../trainer/transport.ts';
 import type { Rollout } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
-import { JOB_FORMAT, type RolloutJob, decodeResult, encodePolicy, jobId } from './codec.ts';
+import { JOB_FORMAT, type RolloutJob, contentAddressed, decodeResult, encodePolicy, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redactUrl, redisOptions } from './redis.ts';
 
 export interface QueueTransportOptions {
@@ -22,7 +22,7 @@ export interface QueueTransportOptions {
 
 export class QueueTransport implements RolloutTransport {
   private readonly wake = new Map<string, () => void>();
-  private readonly stored = new Set<string>();
+  private readonly stored = new Map<'policy' | 'world-model', string>();
   private warned = false;
 
   private constructor(
@@ -45,20 +45,21 @@ export class QueueTransport implements RolloutTransport {
     return new QueueTransport(url, redis, queue, events, { maxInFlight: o.maxInFlight ?? 64, log: o.log ?? (() => {}), noWorkerNoteS: o.noWorkerNoteS ?? 10 });
   }
 
-  async runAnchors(r: AnchorRequest): Promise<Rollout[][]> {
-    const { text, hash } = encodePolicy(r.policy.config, r.policy.params);
-    const policyKey = keys.policy(r.run, hash);
-    if (!this.stored.has(policyKey)) {
-      await this.redis.set(policyKey, text, 'EX', KEY_TTL_S, 'NX');
-      // versions before this one have no job left in flight: this run's jobs are collected in order
-      for (const old of this.stored) if (old.startsWith(keys.policy(r.run, ''))) await this.redis.del(old);
-      this.stored.clear();
-      this.stored.add(policyKey);
+  readonly modelGroups = true;
+
+  async run(r: GroupRequest): Promise<Rollout[][]> {
+    const policy = await this.store(r.run, 'policy', () => encodePolicy(r.policy.config, r.policy.params));
+    let worldModel: string | undefined;
+    if (r.engine === 'model') {
+      const snapshot = r.worldModel?.snapshot;
+      if (!snapshot) throw new InputError('--redis: this world model cannot run on workers (it has no snapshot)');
+      worldModel = await this.store(r.run, 'world-model', () => contentAddressed(snapshot.call(r.worldModel)));
     }
     const jobs = r.jobs.map((g): RolloutJob => {
       const task = r.tasks[g.task];
       if (!task.remote) throw new InputError(`--redis: task ${task.id} cannot run on workers (it has no remote description)`);
-      return { format: JOB_FORMAT, run: r.run, build: buildId(), task: task.remote, policy: hash, seed: r.seed, samplesPerRollout: r.samplesPerRollout, group: { kind: 'anchor', task: g.task, start: g.start, startIndex: g.startIndex, keys: [...g.keys] } };
+      const group = { kind: g.kind, task: g.task, start: g.start, startIndex: g.startIndex, keys: [...g.keys], branch: g.branch, horizon: g.horizon };
+      return { format: JOB_FORMAT, run: r.run, build: buildId(), task: task.remote, policy, worldModel, seed: r.seed, samplesPerRollout: r.samplesPerRollout, group };
     });
     const out: Rollout[][] = new Array(jobs.length);
     let next = 0;
@@ -70,6 +71,20 @@ export class QueueTransport implements RolloutTransport {
     };
     await Promise.all(Array.from({ length: Math.min(this.o.maxInFlight, jobs.length) }, lane));
     return out;
+  }
+
+  /** Stores a version once under its content hash (the run's previous one of that kind is deleted:
+   *  this run's jobs are collected in order, so none of it is in flight); returns the hash. */
+  private async store(run: string, kind: 'policy' | 'world-model', make: () => { text: string; hash: string }): Promise<string> {
+    const { text, hash } = make();
+    const key = keys.version(run, kind, hash);
+    const prev = this.stored.get(kind);
+    if (prev !== key) {
+      await this.redis.set(key, text, 'EX', KEY_TTL_S, 'NX');
+      if (prev) await this.redis.del(prev);
+      this.stored.set(kind, key);
+    }
+    return hash;
   }
 
   /** Submits one job (unless its result is already there) and reads its result back, deleting it. */
@@ -116,7 +131,7 @@ export class QueueTransport implements RolloutTransport {
   }
 
   async close(): Promise<void> {
-    for (const k of this.stored) await this.redis.del(k);
+    for (const k of this.stored.values()) await this.redis.del(k);
     await Promise.all([this.queue.close(), this.events.close()]);
     this.redis.disconnect();
   }

@@ -12,7 +12,7 @@ export const KEY_TTL_S = 24 * 3600;
 
 export const keys = {
   result: (jobId: string) => `wmrl:result:${jobId}`,
-  policy: (run: string, hash: string) => `wmrl:policy:${run}:${hash}`,
+  version: (run: string, kind: 'policy' | 'world-model', hash: string) => `wmrl:${kind}:${run}:${hash}`,
 };
 
 export function isLoopbackHost(host: string): boolean {

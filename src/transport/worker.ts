@@ -1,7 +1,8 @@
-// The worker's side: takes anchor jobs of any run from the queue, validates each payload, fetches the
-// policy version it names (checked against its sha256, a few kept warm), builds the task's real engine
-// through `resolveTask` (a pool of envs per task and size), runs the group and writes the result once.
-// A bad payload fails that job only; a killed worker's jobs go back to the queue when their lock lapses.
+// The worker's side: takes rollout jobs of any run from the queue, validates each payload, fetches the
+// policy version and world-model snapshot it names (checked against their sha256; a few kept loaded),
+// builds the task's engine through `resolveTask` (a pool of envs per engine and size), runs the group
+// and writes the result once. A bad payload fails that job only; a killed worker's jobs go back to the
+// queue when their lock lapses.
 import { UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { canonicalJson, formatZodError } from '../core/spec.ts';
@@ -10,8 +11,12 @@ import { PolicySampler } from '../policy/sampler.ts';
 import type { TrainTask } from '../trainer/loop.ts';
 import { runGroups } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
-import { JobSchema, decodePolicy, encodeResult, jobId } from './codec.ts';
+import { JobSchema, checkContent, decodePolicy, encodeResult, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redisOptions } from './redis.ts';
+
+/** What a worker builds from a job's task description: the real engine, and with a world-model
+ *  snapshot also makeModel; close() frees what it holds. */
+export type RemoteTask = TrainTask & { close?(): Promise<void> };
 
 export interface WorkerOptions {
   url: string;
@@ -19,54 +24,67 @@ export interface WorkerOptions {
   concurrency?: number;
   /** How long a job's lock lasts without renewal: a killed worker's jobs are retaken after about this long. */
   lockDurationMs?: number;
-  /** Builds the real engine of a job's `task` description (throws an InputError for a bad one). */
-  resolveTask(remote: Record<string, unknown>): Promise<TrainTask>;
+  /** Builds a job's engine from its `task` description (and world-model snapshot); throws an
+   *  InputError for a bad one. */
+  resolveTask(remote: Record<string, unknown>, worldModel?: unknown): Promise<RemoteTask>;
   log?: (line: string) => void;
   /** ORT threads per policy session (decide no result). */
   threads?: number;
 }
 
 export interface WorkerHandle {
-  /** Jobs finished (results written or found written). */
+  /** Jobs finished (results written). */
   readonly done: number;
   close(): Promise<void>;
 }
 
-/** Policy versions kept loaded (the current one and the one before, with room for a second run). */
-const POLICIES_KEPT = 4;
+/** Loaded values by key, the most recently used `limit` kept; one in use is never disposed. */
+class Kept<T> {
+  private readonly entries = new Map<string, { value: Promise<T>; users: number }>();
+  constructor(private readonly limit: number, private readonly dispose: (v: T) => Promise<void>) {}
+
+  async use<R>(key: string, make: () => Promise<T>, f: (v: T) => Promise<R>): Promise<R> {
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { value: make(), users: 0 };
+      e.value.catch(() => this.entries.delete(key));
+    }
+    this.entries.delete(key);
+    this.entries.set(key, e); // most recent last
+    e.users++;
+    try {
+      return await f(await e.value);
+    } finally {
+      e.users--;
+      for (const [k, x] of this.entries) {
+        if (this.entries.size <= this.limit) break;
+        if (x.users === 0) { this.entries.delete(k); void x.value.then(this.dispose, () => {}); }
+      }
+    }
+  }
+
+  async clear(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    for (const e of all) await e.value.then(this.dispose, () => {});
+  }
+}
 
 export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
   const log = o.log ?? (() => {});
   const redis = await connectRedis(o.url);
-  const policies = new Map<string, { sampler: Promise<PolicySampler>; users: number }>();
-  const tasks = new Map<string, Promise<TrainTask>>();
-  const idle = new Map<string, Env[]>();
-  let done = 0;
-
-  const withPolicy = async <T>(run: string, hash: string, f: (s: PolicySampler) => Promise<T>): Promise<T> => {
-    let entry = policies.get(hash);
-    if (!entry) {
-      const sampler = (async () => {
-        const text = await redis.get(keys.policy(run, hash));
-        if (text === null) throw new Error(`policy version ${hash.slice(0, 12)} of run ${run} is not in Redis (its trainer has moved on or stopped)`);
-        const { config, params } = decodePolicy(text, hash);
-        return PolicySampler.create(config, params, { threads: o.threads ?? 1 });
-      })();
-      entry = { sampler, users: 0 };
-      policies.set(hash, entry);
-      sampler.catch(() => policies.delete(hash));
-    }
-    entry.users++;
-    try {
-      return await f(await entry.sampler);
-    } finally {
-      entry.users--;
-      for (const [h, e] of policies) {
-        if (policies.size <= POLICIES_KEPT) break;
-        if (e.users === 0) { policies.delete(h); void e.sampler.then((s) => s.close(), () => {}); }
-      }
-    }
+  const fetch = async (run: string, kind: 'policy' | 'world-model', hash: string) => {
+    const text = await redis.get(keys.version(run, kind, hash));
+    if (text === null) throw new Error(`${kind} ${hash.slice(0, 12)} of run ${run} is not in Redis (its trainer has moved on or stopped)`);
+    return text;
   };
+  const policies = new Kept<PolicySampler>(4, (s) => s.close());
+  type Engine = { task: RemoteTask; idle: Map<number, Env[]> };
+  const engines = new Kept<Engine>(4, async (e) => {
+    for (const envs of e.idle.values()) for (const env of envs) env.close();
+    await e.task.close?.();
+  });
+  let done = 0;
 
   const processor = async (job: { id?: string; data: unknown }): Promise<string> => {
     const parsed = JobSchema.safeParse(job.data);
@@ -77,30 +95,33 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     if (j.build !== buildId()) throw new UnrecoverableError(`job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, npm ci, on the same CPU architecture)`);
     if (await redis.exists(keys.result(id))) return 'reused'; // delivered again after another worker finished it
     log(`job ${id}: started (${j.group.keys.length} rollouts)`);
-    const ref = canonicalJson(j.task);
-    if (!tasks.has(ref)) {
-      const made = o.resolveTask(j.task);
-      tasks.set(ref, made);
-      made.catch(() => tasks.delete(ref));
-    }
-    const task = await tasks.get(ref)!;
+    const makeEngine = async (): Promise<Engine> => {
+      const snapshot = j.worldModel && checkContent(await fetch(j.run, 'world-model', j.worldModel), j.worldModel, 'world-model snapshot');
+      return { task: await o.resolveTask(j.task, snapshot), idle: new Map() };
+    };
+    const makePolicy = async () => {
+      const { config, params } = decodePolicy(await fetch(j.run, 'policy', j.policy), j.policy);
+      return PolicySampler.create(config, params, { threads: o.threads ?? 1 });
+    };
     const n = j.group.keys.length;
-    const pool = `${ref}#${n}`;
-    const env = idle.get(pool)?.pop() ?? (await task.makeReal(n));
-    try {
-      const { branching } = task;
-      const record = branching && ((slot: number) => branching.record(env, slot));
-      const t0 = performance.now(); // for the log line only
-      const [rollouts] = await withPolicy(j.run, j.policy, (sampler) => runGroups(env, sampler, [j.group], { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record }));
-      const ms = performance.now() - t0;
-      await redis.set(keys.result(id), encodeResult(id, rollouts), 'EX', KEY_TTL_S, 'NX'); // first writer wins
-      done++;
-      log(`job ${id}: done (${ms.toFixed(1)} ms in the group's rollouts)`);
-      return 'done';
-    } finally {
-      if (!idle.has(pool)) idle.set(pool, []);
-      idle.get(pool)!.push(env);
-    }
+    const t0 = performance.now(); // for the log line only
+    const rollouts = await engines.use(`${canonicalJson(j.task)}#${j.worldModel ?? 'real'}`, makeEngine, async ({ task, idle }) => {
+      if (j.group.kind === 'model' && !task.makeModel) throw new UnrecoverableError(`job ${id}: task ${task.id} has no world model here`);
+      const env = idle.get(n)?.pop() ?? (await (j.group.kind === 'model' ? task.makeModel!(n) : task.makeReal(n)));
+      try {
+        const { branching } = task;
+        const record = j.group.kind === 'anchor' && branching ? (slot: number) => branching.record(env, slot) : undefined;
+        return await policies.use(j.policy, makePolicy, async (sampler) => (await runGroups(env, sampler, [j.group], { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record, branching }))[0]);
+      } finally {
+        if (!idle.has(n)) idle.set(n, []);
+        idle.get(n)!.push(env);
+      }
+    });
+    const ms = performance.now() - t0;
+    await redis.set(keys.result(id), encodeResult(id, rollouts), 'EX', KEY_TTL_S, 'NX'); // first writer wins
+    done++;
+    log(`job ${id}: done (${ms.toFixed(1)} ms in the group's rollouts)`);
+    return 'done';
   };
 
   const lockDuration = o.lockDurationMs ?? 10_000;
@@ -115,8 +136,8 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     get done() { return done; },
     async close() {
       await worker.close();
-      for (const envs of idle.values()) for (const e of envs) e.close();
-      for (const e of policies.values()) await e.sampler.then((s) => s.close(), () => {});
+      await engines.clear();
+      await policies.clear();
       redis.disconnect();
     },
   };

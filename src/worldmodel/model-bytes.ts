@@ -4,11 +4,11 @@
 // Browser-safe.
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
-import { EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
-import { type ModelBytes, parseJsonInput } from '../nn/model-bytes.ts';
+import { EnvSpecSchema, type EnvSpec, formatZodError } from '../core/spec.ts';
+import { type ModelBytes, checkParamsBuilt, parseJsonInput } from '../nn/model-bytes.ts';
+import { ParamStore } from '../nn/params.ts';
 import { type LoadedWorldModel, worldModelFromBytes } from '../nn/nets/worldmodel-bytes.ts';
-import type { WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
-import type { ParamStore } from '../nn/params.ts';
+import { type WorldModelNetConfig, worldModelStepBuilder } from '../nn/nets/worldmodel.ts';
 import type { RuntimeOptions } from '../nn/runtime.ts';
 import type { Scene } from '../scene/schema.ts';
 import { EnsembleDynamics } from './dynamics.ts';
@@ -81,4 +81,27 @@ export async function ensembleFromModel(model: WmModel, path: string, scene: Sce
   if (!stored) throw new InputError(`${path}: not trained for ${spec.id} (has ${Object.keys(meta.specs).join(', ')})`);
   assertSameSpec(spec, stored, `${path}: stored spec`);
   return EnsembleDynamics.create(model.netConfig, model.params, stateLayout(scene.objects), limitsFromScene(scene), spec, runtime);
+}
+
+const SnapshotSchema = z.strictObject({
+  netConfig: z.record(z.string(), z.unknown()),
+  meta: WmMetaSchema,
+  float: z.enum(['float32', 'float64']),
+  params: z.array(z.strictObject({ name: z.string(), shape: z.array(z.number().int().min(0)), trainable: z.boolean(), decay: z.boolean(), data: z.union([z.instanceof(Float32Array), z.instanceof(Float64Array)]) })),
+});
+
+/** A world model from OnlineWorldModel.snapshot() (a worker's copy); `what` is named in errors. */
+export function wmModelFromSnapshot(value: unknown, what: string): WmModel {
+  const parsed = SnapshotSchema.safeParse(value);
+  if (!parsed.success) throw new InputError(formatZodError(parsed.error, `${what}: `));
+  const v = parsed.data;
+  const params = new ParamStore(v.float);
+  try {
+    for (const { data, ...info } of v.params) params.add(info, data);
+  } catch (e) {
+    throw new InputError(`${what}: ${(e as Error).message}`);
+  }
+  const netConfig = v.netConfig as unknown as WmModel['netConfig'];
+  checkParamsBuilt(params, worldModelStepBuilder(netConfig), what);
+  return { params, meta: v.meta, netConfig };
 }

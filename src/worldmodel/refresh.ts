@@ -86,6 +86,12 @@ export class OnlineWorldModel {
     return this.trainer.params();
   }
 
+  /** The weights the dynamics run now, with the network config and NAME.wm.json (`wmModelFromSnapshot`). */
+  snapshot(): Record<string, unknown> {
+    const p = this.params();
+    return { netConfig: this.trainer.config, meta: this.meta, float: p.float, params: p.names.map((name) => ({ ...p.info(name), data: p.get(name) })) };
+  }
+
   /** Writes the refreshed model (same specs and objects as the one opened). */
   save(path: string, note: string): Promise<void> {
     return saveWmModel(path, this.trainer.config, this.trainer.params(), { objects: this.meta.objects, specs: this.meta.specs, command: `${this.meta.command}; ${note}` }, 0, this.trainer.steps);

@@ -36,7 +36,7 @@ async function stop(w: { proc: ChildProcess }): Promise<void> {
 describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, real Redis on a unix socket)', () => {
   let server: RedisServer;
   const cfg = join(tmp, 'cfg.json');
-  // wmrl mode with world-model refreshes from the remote anchors' recorded states
+  // wmrl mode: anchors and world-model groups on the workers, refreshes from the anchors' recorded states
   writeFileSync(cfg, JSON.stringify({ refreshEvery: 150, refreshSteps: 5, checkpointEvery: 1 }));
   const TRAIN = ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--iterations', '3', '--config', cfg];
   const local = join(tmp, 'local');
@@ -63,6 +63,10 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
         expect(files(out)).toEqual(files(local));
       }
       expect(workers.every((w) => /started/.test(w.log()))).toBe(true); // both took jobs
+      // ids are run-policy-snapshot-key: both anchors ("real") and world-model groups ran on workers
+      const ids = workers.flatMap((w) => [...w.log().matchAll(/job (\S+): done/g)].map((m) => m[1].split('-')[2]));
+      expect(ids).toContain('real');
+      expect(ids.some((s) => /^[0-9a-f]{16}$/.test(s))).toBe(true);
     } finally {
       await Promise.all(workers.map(stop));
     }

@@ -4,7 +4,7 @@ import { remoteTaskResolver, researchTrainSetup, tabletopTrainSetup } from '../.
 import { loadPolicy } from '../../src/policy/model.ts';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
-import { type AnchorRequest, InProcessTransport, type TrainTask } from '../../src/trainer/index.ts';
+import { type GroupRequest, InProcessTransport, type TrainTask } from '../../src/trainer/index.ts';
 import { QueueTransport, type WorkerHandle, encodeValue, startWorker } from '../../src/transport/index.ts';
 import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
 
@@ -42,13 +42,13 @@ describe.runIf(redisTests)('AutoResearch executions as worker jobs', () => {
   it('a group of proposals executed by a worker equals the same group executed in-process', { timeout: 120_000 }, async () => {
     const agent = await loadPolicy('models/agent-base.onnx');
     const tasks: TrainTask[] = researchTrainSetup({ mode: 'real', seed: 0, executor, tasks: ['iris-species'] }).tasks;
-    const r: AnchorRequest = { run: '0123456789abcdef', tasks, jobs: [{ kind: 'anchor', task: 0, start: 3, startIndex: 3, keys: [40, 41] }], policy: { config: agent.config, params: agent.params }, seed: 2, samplesPerRollout: 2 };
+    const r: GroupRequest = { run: '0123456789abcdef', engine: 'real', tasks, jobs: [{ kind: 'anchor', task: 0, start: 3, startIndex: 3, keys: [40, 41] }], policy: { config: agent.config, params: agent.params }, seed: 2, samplesPerRollout: 2 };
     const transport = await QueueTransport.open(server.url);
-    const remote = await transport.runAnchors(r);
+    const remote = await transport.run(r);
     await transport.close();
     const env = await tasks[0].makeReal(2);
     const sampler = await PolicySampler.create(agent.config, agent.params);
-    const local = await new InProcessTransport([env], sampler).runAnchors(r);
+    const local = await new InProcessTransport([{ real: env, model: null }], sampler).run(r);
     env.close();
     await sampler.close();
     expect(remote[0].map((x) => x.length).reduce((a, b) => a + b)).toBeGreaterThan(0);

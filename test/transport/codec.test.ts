@@ -97,9 +97,13 @@ describe('jobs', () => {
     expect(() => parsePayload('{not json', JobSchema, 'job')).toThrow(/^job: not a payload/);
   });
 
-  it('jobId is deterministic and depends on the policy hash and the first key', () => {
+  it('jobId is deterministic and depends on the policy hash, the world-model snapshot and the first key', () => {
     expect(jobId(job)).toBe(jobId(structuredClone(job)));
-    expect(jobId(job)).toBe(`00112233445566aa-${'ab'.repeat(8)}-8`);
+    expect(jobId(job)).toBe(`00112233445566aa-${'ab'.repeat(8)}-real-8`);
+    const model = { ...job, worldModel: 'ef'.repeat(32), group: { ...job.group, kind: 'model' as const } };
+    expect(jobId(model)).toBe(`00112233445566aa-${'ab'.repeat(8)}-${'ef'.repeat(8)}-8`);
+    expect(parsePayload(JSON.stringify(model), JobSchema, 'job')).toEqual(model);
+    expect(() => parsePayload(JSON.stringify({ ...model, worldModel: undefined }), JobSchema, 'job')).toThrow(/\$\.worldModel: world-model groups/);
     expect(jobId({ ...job, policy: 'cd'.repeat(32) })).not.toBe(jobId(job));
     expect(jobId({ ...job, group: { ...job.group, keys: [11, 9, 10] } })).not.toBe(jobId(job));
   });

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySampler } from '../../src/policy/sampler.ts';
-import { InProcessTransport, type AnchorRequest, type GroupJob, type TrainTask } from '../../src/trainer/index.ts';
+import { InProcessTransport, type GroupRequest, type GroupJob, type TrainTask } from '../../src/trainer/index.ts';
 import { JOB_FORMAT, QUEUE, buildId, QueueTransport, type RolloutJob, type WorkerHandle, encodePolicy, encodeValue, jobId, keys, redisOptions, startWorker } from '../../src/transport/index.ts';
 import { setup } from '../trainer/code-lock.ts';
 import { type RedisServer, redisTests, startRedis } from './redis-server.ts';
@@ -12,13 +12,13 @@ const task: TrainTask = { ...toy.tasks[0], remote: { family: 'toy' } };
 const RUN = '00112233445566aa';
 const groups = (first: number, count: number, size = 4): GroupJob[] =>
   Array.from({ length: count }, (_, g) => ({ kind: 'anchor', task: 0, start: 100 + g, startIndex: g, keys: Array.from({ length: size }, (_, k) => first + g * size + k) }));
-const request = (jobs: GroupJob[], params = toy.policy.params): AnchorRequest => ({ run: RUN, tasks: [task], jobs, policy: { config: toy.policy.config, params }, seed: 5, samplesPerRollout: 2 });
+const request = (jobs: GroupJob[], params = toy.policy.params): GroupRequest => ({ run: RUN, engine: 'real', tasks: [task], jobs, policy: { config: toy.policy.config, params }, seed: 5, samplesPerRollout: 2 });
 
-async function inProcess(r: AnchorRequest) {
+async function inProcess(r: GroupRequest) {
   const env = await task.makeReal(3); // another batch size than the workers': results must not care
   const sampler = await PolicySampler.create(r.policy.config, r.policy.params);
   try {
-    return await new InProcessTransport([env], sampler).runAnchors(r);
+    return await new InProcessTransport([{ real: env, model: null }], sampler).run(r);
   } finally {
     env.close();
     await sampler.close();
@@ -50,33 +50,33 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
 
   it('round trip: rollouts from the worker equal the in-process ones bit for bit (states, samples, log-probs)', async () => {
     const r = request(groups(0, 5));
-    const remote = await transport.runAnchors(r);
+    const remote = await transport.run(r);
     expect(remote.map((g) => g.map((x) => x.key))).toEqual(r.jobs.map((j) => j.keys));
     expect(remote[0][0].states!.length).toBeGreaterThan(0);
     expect(remote.flat().some((x) => x.samples.length === 2)).toBe(true);
     expect(encodeValue(remote)).toBe(encodeValue(await inProcess(r)));
     // results are read once and deleted; only the run's current policy version is kept
     expect(await redis.keys('wmrl:result:*')).toEqual([]);
-    expect(await redis.keys(`wmrl:policy:${RUN}:*`)).toEqual([keys.policy(RUN, encodePolicy(r.policy.config, r.policy.params).hash)]);
+    expect(await redis.keys(`wmrl:policy:${RUN}:*`)).toEqual([keys.version(RUN, 'policy', encodePolicy(r.policy.config, r.policy.params).hash)]);
   });
 
   it('idempotent: a job submitted twice runs once, and a result already written wins over a second run', async () => {
     const r = request(groups(1000, 1));
     const { hash, text } = encodePolicy(r.policy.config, r.policy.params);
-    await redis.set(keys.policy(RUN, hash), text);
+    await redis.set(keys.version(RUN, 'policy', hash), text);
     const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
     const before = worker.done;
     await Promise.all([queue.add('anchor', job, { jobId: jobId(job) }), queue.add('anchor', job, { jobId: jobId(job) })]);
     for (let i = 0; i < 100 && !(await redis.exists(keys.result(jobId(job)))); i++) await new Promise((s) => setTimeout(s, 50));
     const written = await redis.get(keys.result(jobId(job)));
     expect(written).not.toBeNull();
-    const got = await transport.runAnchors(r); // finds the written result: no new run
+    const got = await transport.run(r); // finds the written result: no new run
     expect(worker.done).toBe(before + 1);
     expect(encodeValue(got)).toBe(encodeValue(await inProcess(r)));
     // delivered again after it finished (at-least-once): the worker sees the result and skips the job
     await redis.set(keys.result(jobId(job)), written!);
     await queue.add('anchor', job, { jobId: jobId(job) });
-    for (let i = 0; i < 100 && (await queue.getJob(jobId(job))); i++) await new Promise((s) => setTimeout(s, 50));
+    for (let i = 0; i < 100 && (await (await queue.getJob(jobId(job)))?.getState()) !== 'completed'; i++) await new Promise((s) => setTimeout(s, 50));
     expect(worker.done).toBe(before + 1);
     expect(await redis.get(keys.result(jobId(job)))).toBe(written);
   });
@@ -99,7 +99,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
       expect(state, b.id).toBe('failed');
       expect((await queue.getJob(b.id))!.failedReason, b.id).toMatch(b.says);
     }
-    expect(encodeValue(await transport.runAnchors(r))).toBe(encodeValue(await inProcess(r)));
+    expect(encodeValue(await transport.run(r))).toBe(encodeValue(await inProcess(r)));
   });
 
   it('a policy version whose bytes do not match its hash fails the job, and the trainer names the job', async () => {
@@ -108,7 +108,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
     const other = r.policy.params.clone();
     other.get(other.names[0])[0] += 1;
     const tampered = { hash: encodePolicy(r.policy.config, other).hash, text };
-    await redis.set(keys.policy(RUN, tampered.hash), tampered.text);
+    await redis.set(keys.version(RUN, 'policy', tampered.hash), tampered.text);
     const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: tampered.hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
     await queue.add('anchor', job, { jobId: jobId(job) });
     let state = '';
@@ -119,7 +119,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
 
   it('a task a worker cannot build fails the run with the worker\'s reason', async () => {
     const r = { ...request(groups(4000, 1)), tasks: [{ ...task, remote: { family: 'nowhere' } }] };
-    await expect(transport.runAnchors(r)).rejects.toThrow(/failed on a worker: job task: not the toy/);
+    await expect(transport.run(r)).rejects.toThrow(/failed on a worker: job task: not the toy/);
   });
 });
 
@@ -148,7 +148,7 @@ describe.runIf(redisTests)('no worker yet, and jobs lost from Redis (a restarted
     const transport = await QueueTransport.open(server.url, { log: (l) => notes.push(l), noWorkerNoteS: 1 });
     const queue = new Queue(QUEUE, { connection: redisOptions(server.url) });
     const r = request(groups(5000, 2));
-    const pending = transport.runAnchors(r);
+    const pending = transport.run(r);
     let waiting: string[] = [];
     for (let i = 0; i < 100 && !waiting.length; i++) { waiting = (await queue.getWaiting()).map((j) => j.id!); await new Promise((s) => setTimeout(s, 20)); }
     expect(waiting).toHaveLength(2);
