@@ -4,7 +4,9 @@ import { remoteTaskResolver, researchTrainSetup, tabletopTrainSetup } from '../.
 import { loadPolicy } from '../../src/policy/model.ts';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
-import { type GroupRequest, InProcessTransport, type TrainTask } from '../../src/trainer/index.ts';
+import { fixedCameras, tabletopSpec } from '../../src/physics/index.ts';
+import { type GroupRequest, InProcessTransport, type RefreshableModel, type TrainTask } from '../../src/trainer/index.ts';
+import { OnlineWorldModel } from '../../src/worldmodel/index.ts';
 import { QueueTransport, type WorkerHandle, encodeValue, startWorker } from '../../src/transport/index.ts';
 import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
 
@@ -54,5 +56,51 @@ describe.runIf(redisTests)('AutoResearch executions as worker jobs', () => {
     expect(remote[0].map((x) => x.length).reduce((a, b) => a + b)).toBeGreaterThan(0);
     expect(encodeValue(remote)).toBe(encodeValue(local));
     expect(worker.done).toBe(1);
+  });
+});
+
+describe.runIf(redisTests)('world-model groups as worker jobs', () => {
+  let server: RedisServer;
+  let worker: WorkerHandle;
+  beforeAll(async () => {
+    server = await startRedis();
+    worker = await startWorker({ url: server.url, resolveTask: remoteTaskResolver() });
+  }, 20_000);
+  afterAll(async () => {
+    await worker?.close();
+    await server?.stop();
+  });
+
+  it('run on the snapshot they name, before and after the world model\'s weights change, equal to in-process', { timeout: 120_000 }, async () => {
+    const scene = loadSceneFile(DEFAULT_SCENE_PATH);
+    const spec = tabletopSpec(scene, 'tabletop/pick-place', fixedCameras(scene));
+    const online = await OnlineWorldModel.open('models/wm-base.onnx', scene, spec);
+    const policy = await loadPolicy('models/vla-base.onnx');
+    const { tasks } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], { mode: 'real', worldModel: '', seed: 0 });
+    const env = online.envFor(scene, spec, 3);
+    const sampler = await PolicySampler.create(policy.config, policy.params);
+    const transport = await QueueTransport.open(server.url);
+    try {
+      const r: GroupRequest = {
+        run: '0123456789abcdef', engine: 'model', tasks, worldModel: online as unknown as RefreshableModel, policy: { config: policy.config, params: policy.params }, seed: 4, samplesPerRollout: 2,
+        jobs: [0, 1].map((g) => ({ kind: 'model', task: 0, start: tasks[0].trainSeed(g), startIndex: g, keys: [10 * g, 10 * g + 1], horizon: 8 })),
+      };
+      const local = () => new InProcessTransport([{ real: null, model: env }], sampler).run(r);
+      const before = await transport.run(r);
+      expect(encodeValue(before)).toBe(encodeValue(await local()));
+      // new kept weights (as a refresh that improved them would leave), baked into the trainer's dynamics
+      const state = online.exportState();
+      for (const n of state.best.names) state.best.get(n).forEach((v, i, a) => { a[i] = v * 0.9; });
+      await online.restore(state);
+      const after = await transport.run(r);
+      expect(encodeValue(after)).toBe(encodeValue(await local()));
+      expect(encodeValue(after)).not.toBe(encodeValue(before));
+      expect(worker.done).toBe(4);
+    } finally {
+      env.close();
+      await transport.close();
+      await sampler.close();
+      await online.close();
+    }
   });
 });
