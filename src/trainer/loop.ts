@@ -55,6 +55,8 @@ export interface TrainSetup {
 export interface TrainHooks {
   /** Where anchor groups run (default: in this process). */
   transport?: RolloutTransport;
+  /** Where world-model groups run (default: in this process; elsewhere needs the model's snapshot). */
+  modelTransport?: RolloutTransport;
   onIteration?(metrics: Record<string, number>): void;
   /** The policy's parameters after an iteration's update (for evaluations outside the loop). */
   onPolicy?(iteration: number, params: ParamStore): void;
@@ -110,7 +112,8 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   }));
   const local = new InProcessTransport(envs, sampler);
   const transport = opts.transport ?? local;
-  const modelTransport = transport.modelGroups && (transport === local || setup.worldModel?.snapshot) ? transport : local;
+  const modelTransport = opts.modelTransport ?? local;
+  if (opts.modelTransport && !setup.worldModel?.snapshot) throw new InputError('world-model groups on workers: this world model has no snapshot to send');
   // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
   const buffer: (RealEpisode & { validation: boolean })[] = info && ck ? unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes) : [];

@@ -32,15 +32,12 @@ export interface GroupRequest {
 export interface RolloutTransport {
   /** Runs every group of the request; results in job order. */
   run(request: GroupRequest): Promise<Rollout[][]>;
-  /** Whether it can run world-model groups elsewhere (else the trainer runs them in-process). */
-  readonly modelGroups: boolean;
   close(): Promise<void>;
 }
 
 /** The default: each task's groups (initial-state and branched ones apart) as one batch in its env
  *  of this process. */
 export class InProcessTransport implements RolloutTransport {
-  readonly modelGroups = true;
   constructor(private readonly envs: readonly { real: Env | null; model: Env | null }[], private readonly sampler: PolicySampler) {}
 
   async run(r: GroupRequest): Promise<Rollout[][]> {

@@ -1,7 +1,8 @@
-// The trainer's side of the Redis transport: each anchor group becomes one BullMQ job with a
-// deterministic id (run, policy version, first rollout key); the policy version is stored once under
-// its sha256; a worker writes the result once (first writer wins) and the trainer reads it by id, so a
-// job delivered twice or resubmitted after a crash still yields the same rollouts.
+// The trainer's side of the Redis transport: each group (anchor or world-model) becomes one BullMQ job
+// with a deterministic id (run, policy version, world-model snapshot, first rollout key); versions and
+// snapshots are stored once under their sha256; a worker writes the result once (first writer wins)
+// and the trainer reads it by id, so a job delivered twice or resubmitted after a crash still yields
+// the same rollouts.
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InputError } from '../core/errors.ts';
@@ -44,8 +45,6 @@ export class QueueTransport implements RolloutTransport {
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     return new QueueTransport(url, redis, queue, events, { maxInFlight: o.maxInFlight ?? 64, log: o.log ?? (() => {}), noWorkerNoteS: o.noWorkerNoteS ?? 10 });
   }
-
-  readonly modelGroups = true;
 
   async run(r: GroupRequest): Promise<Rollout[][]> {
     const policy = await this.store(r.run, 'policy', () => encodePolicy(r.policy.config, r.policy.params));

@@ -36,7 +36,7 @@ async function stop(w: { proc: ChildProcess }): Promise<void> {
 describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, real Redis on a unix socket)', () => {
   let server: RedisServer;
   const cfg = join(tmp, 'cfg.json');
-  // wmrl mode: anchors and world-model groups on the workers, refreshes from the anchors' recorded states
+  // wmrl mode (world-model groups on the workers with --remote all), refreshes from the anchors' states
   writeFileSync(cfg, JSON.stringify({ refreshEvery: 150, refreshSteps: 5, checkpointEvery: 1 }));
   const TRAIN = ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--iterations', '3', '--config', cfg];
   const local = join(tmp, 'local');
@@ -50,14 +50,14 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('in-process, 1 worker and 2 workers: identical metrics (time fields aside), checkpoints and policy files', { timeout: 180_000 }, async () => {
+  it('in-process, 1 worker (anchors) and 2 workers (all groups): identical metrics (time fields aside), checkpoints and policy files', { timeout: 180_000 }, async () => {
     expect(metrics(local).at(-1)!['refresh/count']).toBeGreaterThan(0);
     const workers = [worker(server.url)];
     try {
-      for (const count of [1, 2]) {
+      for (const [count, remote] of [[1, 'anchors'], [2, 'all']] as const) {
         while (workers.length < count) workers.push(worker(server.url));
         const out = join(tmp, `workers-${count}`);
-        const r = await wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url);
+        const r = await wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url, '--remote', remote);
         expect(r.code, r.stderr).toBe(0);
         expect(metrics(out)).toEqual(metrics(local));
         expect(files(out)).toEqual(files(local));
@@ -76,7 +76,7 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     const workers = [worker(server.url), worker(server.url)];
     try {
       const out = join(tmp, 'killed');
-      const run = wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url);
+      const run = wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url, '--remote', 'all');
       const [job, k] = await Promise.race(workers.map((w, i) => w.started.then((id) => [id, i] as const)));
       await stop(workers[k]);
       const r = await run;
@@ -100,5 +100,8 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     const gone = await wmrlProcess(ROOT, ...TRAIN, '--out', join(tmp, 'never'), '--redis', `unix://${join(tmp, 'none.sock')}`);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/--redis: cannot reach Redis/);
+    const alone = await wmrlProcess(ROOT, ...TRAIN, '--out', join(tmp, 'never'), '--remote', 'all');
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--remote: needs --redis/);
   });
 });

@@ -27,6 +27,7 @@ const TrainOptions = ServeFlags.extend({
   scene: z.string().optional(),
   json: z.boolean().optional(),
   redis: z.string().min(1).optional(),
+  remote: z.enum(['anchors', 'all']),
 });
 type Opts = z.infer<typeof TrainOptions>;
 
@@ -65,12 +66,14 @@ export function registerTrain(program: Command): void {
     .option('--world-model <file>', 'world-model file (modes other than real)', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout (the last metrics line)')
-    .option('--redis <url>', 'run anchor groups on `wmrl worker` processes through this Redis (unix:///path/redis.sock, redis://127.0.0.1:6379, ...); results are the same')
+    .option('--redis <url>', 'run rollout groups on `wmrl worker` processes through this Redis (unix:///path/redis.sock, redis://127.0.0.1:6379, ...); results are the same')
+    .option('--remote <groups>', 'with --redis: anchors (physics groups on workers) | all (world-model groups too)', 'anchors')
     .addHelpText('after', `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`);
   addServeFlags(cmd, 'training')
     .action(async (raw) => {
       const opts = parseOptions(TrainOptions, raw);
       const plan = runPlan(opts);
+      if (raw.remote !== 'anchors' && !opts.redis) throw new UsageError('--remote: needs --redis');
       const model = await loadPolicy(plan.setup.policy);
       const scene = loadScene(plan.setup.scene);
       const viewer = opts.serve ? await startViewer({ scene, runs: dirname(plan.dir), liveRun: plan.dir, worldModel: plan.setup.worldModel, host: opts.host, port: opts.port }) : null;
@@ -88,6 +91,7 @@ export function registerTrain(program: Command): void {
           await train(setup, plan.cfg, plan.dir, {
             resume: plan.resume,
             transport,
+            modelTransport: opts.remote === 'all' ? transport : undefined,
             shouldStop: interrupted,
             onIteration: (m) => {
               last = m;
