@@ -15,7 +15,7 @@ const WorkerOptions = z.object({
 export function registerWorker(program: Command): void {
   program
     .command('worker')
-    .description('run anchor rollout jobs of any `wmrl train --redis` run (physics groups, AutoResearch executions) until Ctrl-C')
+    .description('run rollout jobs of any `wmrl train --redis` run (physics anchors, world-model groups, AutoResearch executions) until Ctrl-C')
     .requiredOption('--redis <url>', 'unix:///path/redis.sock, redis://127.0.0.1:6379, or for another machine redis://:PASSWORD@host:6379 / rediss://...')
     .option('--concurrency <n>', 'jobs at once in this process (one worker process per core is the usual layout)', '1')
     .option('--lock-duration <ms>', 'a job whose worker stops renewing its lock this long goes back to the queue', '10000')
