@@ -15,8 +15,8 @@ const RUN_FILES = ['checkpoint.json', 'checkpoint.bin', 'policy.onnx', 'policy.j
 const files = (dir: string) => Object.fromEntries(RUN_FILES.map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
 
 /** A `wmrl worker` process; `log` collects its stderr, `started` resolves on its first job. */
-function worker(url: string): { proc: ChildProcess; log: () => string; started: Promise<string> } {
-  const proc = spawn('node', [BIN, 'worker', '--redis', url, '--verbose', '--lock-duration', '1000'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+function worker(url: string, env: NodeJS.ProcessEnv = process.env): { proc: ChildProcess; log: () => string; started: Promise<string> } {
+  const proc = spawn('node', [BIN, 'worker', '--redis', url, '--verbose', '--lock-duration', '1000'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const started = new Promise<string>((resolve) => proc.stderr!.on('data', (d: Buffer) => {
     log += d.toString();
@@ -103,5 +103,37 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     const alone = await wmrlProcess(ROOT, ...TRAIN, '--out', join(tmp, 'never'), '--remote', 'all');
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/--remote: needs --redis/);
+  });
+});
+
+describe.runIf(redisTests)('over TLS (rediss://, a private CA through NODE_EXTRA_CA_CERTS)', () => {
+  let server: RedisServer & { ca?: string };
+  beforeAll(async () => { server = await startRedis({ tls: true }); });
+  afterAll(async () => { await server?.stop(); });
+
+  it('a run through a TLS-only Redis equals the in-process run; without the CA it is refused', { timeout: 120_000 }, async () => {
+    const REAL = ['train', '--mode', 'real', '--preset', 'smoke', '--task', 'pick-place', '--iterations', '1'];
+    const env = { ...process.env, NODE_EXTRA_CA_CERTS: server.ca };
+    const here = join(tmp, 'tls-local');
+    expect((await wmrlProcess(ROOT, ...REAL, '--out', here)).code).toBe(0);
+    const untrusted = await wmrlProcess(ROOT, ...REAL, '--out', join(tmp, 'never'), '--redis', server.url);
+    expect(untrusted.code).toBe(2);
+    expect(untrusted.stderr).toMatch(/--redis: cannot reach Redis at rediss:\/\/localhost:\d+ \(.*(certificate|self.signed)/i);
+    const w = worker(server.url, env);
+    try {
+      const out = join(tmp, 'tls');
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const p = spawn('node', [BIN, ...REAL, '--out', out, '--redis', server.url], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        p.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+        p.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(w.log()).toMatch(/: done/);
+      expect(metrics(out)).toEqual(metrics(here));
+      expect(files(out)).toEqual(files(here));
+    } finally {
+      await stop(w);
+    }
   });
 });
