@@ -1,5 +1,7 @@
 // Named parameter values with seeded, name-keyed initialisation (adding a parameter never changes
 // the initial values of the others). Browser-safe.
+import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import { hashOf } from '../core/hash.ts';
 import type { FloatType, Init, ParamDecl } from './ir.ts';
@@ -136,4 +138,29 @@ export class ParamStore {
     for (const d of decls) s.add(d, values.get(d.name));
     return s;
   }
+}
+
+/** Parameters as plain rows (what travels to workers: info and data per parameter, in store order). */
+export const ParamRowsSchema = z.array(z.strictObject({
+  name: z.string(), shape: z.array(z.number().int().min(0)), trainable: z.boolean(), decay: z.boolean(),
+  data: z.union([z.instanceof(Float32Array), z.instanceof(Float64Array)]),
+}));
+export type ParamRows = z.infer<typeof ParamRowsSchema>;
+
+export function paramRows(store: ParamStore): ParamRows {
+  return store.names.map((name) => {
+    const info = store.info(name);
+    return { ...info, shape: [...info.shape], data: store.get(name) as ParamRows[number]['data'] };
+  });
+}
+
+/** A store from checked rows; a wrong length or type is an InputError naming `what`. */
+export function paramsFromRows(float: FloatType, rows: ParamRows, what: string): ParamStore {
+  const store = new ParamStore(float);
+  try {
+    for (const { data, ...info } of rows) store.add(info, data);
+  } catch (e) {
+    throw new InputError(`${what}: ${(e as Error).message}`);
+  }
+  return store;
 }

@@ -7,7 +7,7 @@ import { sha256Hex } from '../core/sha256.ts';
 import { formatZodError } from '../core/spec.ts';
 import { InputError } from '../core/errors.ts';
 import { checkParamsBuilt } from '../nn/model-bytes.ts';
-import { ParamStore } from '../nn/params.ts';
+import { type ParamStore, ParamRowsSchema, paramRows, paramsFromRows } from '../nn/params.ts';
 import { parseVlaConfig, type VlaConfig, type VlaConfigInput, vlaForwardBuilder } from '../policy/vla.ts';
 import type { Rollout } from '../trainer/rollouts.ts';
 
@@ -67,7 +67,7 @@ export const JOB_FORMAT = 'wmrl-rollout-job/1';
 export const RESULT_FORMAT = 'wmrl-rollout-result/1';
 export const MAX_GROUP = 4096;
 
-/** One anchor group as a worker gets it. `task` is the TrainTask's `remote` (the resolver checks it). */
+/** One group (anchor or world-model) as a worker gets it. `task` is the TrainTask's `remote` (the resolver checks it). */
 export const JobSchema = z.strictObject({
   format: z.literal(JOB_FORMAT),
   run: z.string().regex(RUN_ID, 'a 16-digit hex run id'),
@@ -114,7 +114,7 @@ const PolicyVersionSchema = z.strictObject({
   format: z.literal('wmrl-policy-version/1'),
   config: z.record(z.string(), z.unknown()),
   float: z.enum(['float32', 'float64']),
-  params: z.array(z.strictObject({ name: z.string(), shape: z.array(int.min(0)), trainable: z.boolean(), decay: z.boolean(), data: z.union([z.instanceof(Float32Array), z.instanceof(Float64Array)]) })),
+  params: ParamRowsSchema,
 });
 
 /** A value stored once under its content hash (policy versions, world-model snapshots). */
@@ -132,7 +132,7 @@ export function checkContent(text: string, hash: string, what: string): unknown 
 
 /** A policy version as stored once per content hash: its text and that text's sha256. */
 export function encodePolicy(config: VlaConfig, params: ParamStore): { text: string; hash: string } {
-  return contentAddressed({ format: 'wmrl-policy-version/1', config, float: params.float, params: params.names.map((name) => ({ ...params.info(name), data: params.get(name) })) });
+  return contentAddressed({ format: 'wmrl-policy-version/1', config, float: params.float, params: paramRows(params) });
 }
 
 /** A stored policy version, checked against the hash it was fetched by. */
@@ -142,18 +142,13 @@ export function decodePolicy(text: string, hash: string): { config: VlaConfig; p
   const parsed = PolicyVersionSchema.safeParse(raw);
   if (!parsed.success) throw new InputError(formatZodError(parsed.error, `${what}: `));
   const v = parsed.data;
-  const params = new ParamStore(v.float);
-  try {
-    for (const { data, ...info } of v.params) params.add(info, data);
-  } catch (e) {
-    throw new InputError(`policy version ${hash.slice(0, 12)}: ${(e as Error).message}`);
-  }
+  const params = paramsFromRows(v.float, v.params, what);
   let config: VlaConfig;
   try {
     config = parseVlaConfig(v.config as unknown as VlaConfigInput);
   } catch (e) {
-    throw new InputError(`policy version ${hash.slice(0, 12)}: ${(e as Error).message}`);
+    throw new InputError(`${what}: ${(e as Error).message}`);
   }
-  checkParamsBuilt(params, vlaForwardBuilder(config), `policy version ${hash.slice(0, 12)}`);
+  checkParamsBuilt(params, vlaForwardBuilder(config), what);
   return { config, params };
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { EnvSpecSchema, type EnvSpec, formatZodError } from '../core/spec.ts';
 import { type ModelBytes, checkParamsBuilt, parseJsonInput } from '../nn/model-bytes.ts';
-import { ParamStore } from '../nn/params.ts';
+import { type ParamStore, ParamRowsSchema, paramsFromRows } from '../nn/params.ts';
 import { type LoadedWorldModel, worldModelFromBytes } from '../nn/nets/worldmodel-bytes.ts';
 import { type WorldModelNetConfig, worldModelStepBuilder } from '../nn/nets/worldmodel.ts';
 import type { RuntimeOptions } from '../nn/runtime.ts';
@@ -87,7 +87,7 @@ const SnapshotSchema = z.strictObject({
   netConfig: z.record(z.string(), z.unknown()),
   meta: WmMetaSchema,
   float: z.enum(['float32', 'float64']),
-  params: z.array(z.strictObject({ name: z.string(), shape: z.array(z.number().int().min(0)), trainable: z.boolean(), decay: z.boolean(), data: z.union([z.instanceof(Float32Array), z.instanceof(Float64Array)]) })),
+  params: ParamRowsSchema,
 });
 
 /** A world model from OnlineWorldModel.snapshot() (a worker's copy); `what` is named in errors. */
@@ -95,12 +95,7 @@ export function wmModelFromSnapshot(value: unknown, what: string): WmModel {
   const parsed = SnapshotSchema.safeParse(value);
   if (!parsed.success) throw new InputError(formatZodError(parsed.error, `${what}: `));
   const v = parsed.data;
-  const params = new ParamStore(v.float);
-  try {
-    for (const { data, ...info } of v.params) params.add(info, data);
-  } catch (e) {
-    throw new InputError(`${what}: ${(e as Error).message}`);
-  }
+  const params = paramsFromRows(v.float, v.params, what);
   const netConfig = v.netConfig as unknown as WmModel['netConfig'];
   checkParamsBuilt(params, worldModelStepBuilder(netConfig), what);
   return { params, meta: v.meta, netConfig };

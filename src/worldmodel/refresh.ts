@@ -2,7 +2,7 @@
 // WorldModelEnvs, a replay buffer of new physics (anchor) episodes, and warm-started retraining for a
 // step count that re-bakes the shared dynamics in place. The API the WMRL trainer calls.
 import type { EnvSpec } from '../core/spec.ts';
-import type { ParamStore } from '../nn/params.ts';
+import { type ParamStore, paramRows } from '../nn/params.ts';
 import type { Scene } from '../scene/schema.ts';
 import { InputError } from '../core/errors.ts';
 import { TransitionSet, type EpisodeData } from './dataset.ts';
@@ -89,7 +89,7 @@ export class OnlineWorldModel {
   /** The weights the dynamics run now, with the network config and NAME.wm.json (`wmModelFromSnapshot`). */
   snapshot(): Record<string, unknown> {
     const p = this.params();
-    return { netConfig: this.trainer.config, meta: this.meta, float: p.float, params: p.names.map((name) => ({ ...p.info(name), data: p.get(name) })) };
+    return { netConfig: this.trainer.config, meta: this.meta, float: p.float, params: paramRows(p) };
   }
 
   /** Writes the refreshed model (same specs and objects as the one opened). */
