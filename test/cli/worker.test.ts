@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { QUEUE, redisOptions } from '../../src/transport/index.ts';
 import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
 import { wmrlProcess } from './helpers.ts';
 
@@ -63,6 +65,14 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
         expect(files(out)).toEqual(files(local));
       }
       expect(workers.every((w) => /started/.test(w.log()))).toBe(true); // both took jobs
+      // bounded: no result, completed job or stored version outlives the runs
+      const redis = new Redis(redisOptions(server.url));
+      try {
+        expect(await redis.keys('wmrl:*')).toEqual([]);
+        expect(await redis.zcard(`bull:${QUEUE}:completed`)).toBe(0);
+      } finally {
+        redis.disconnect();
+      }
       // ids are run-policy-snapshot-key: both anchors ("real") and world-model groups ran on workers
       const ids = workers.flatMap((w) => [...w.log().matchAll(/job (\S+): done/g)].map((m) => m[1].split('-')[2]));
       expect(ids).toContain('real');
