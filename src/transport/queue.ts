@@ -23,7 +23,8 @@ export interface QueueTransportOptions {
 
 export class QueueTransport implements RolloutTransport {
   private readonly wake = new Map<string, () => void>();
-  private readonly stored = new Map<'policy' | 'world-model', string>();
+  /** The stored version of each run and kind (`run:kind` -> key). */
+  private readonly stored = new Map<string, string>();
   private warned = false;
 
   private constructor(
@@ -77,11 +78,11 @@ export class QueueTransport implements RolloutTransport {
   private async store(run: string, kind: 'policy' | 'world-model', make: () => { text: string; hash: string }): Promise<string> {
     const { text, hash } = make();
     const key = keys.version(run, kind, hash);
-    const prev = this.stored.get(kind);
+    const prev = this.stored.get(`${run}:${kind}`);
     if (prev !== key) {
       await this.redis.set(key, text, 'EX', KEY_TTL_S, 'NX');
       if (prev) await this.redis.del(prev);
-      this.stored.set(kind, key);
+      this.stored.set(`${run}:${kind}`, key);
     }
     return hash;
   }
@@ -95,7 +96,7 @@ export class QueueTransport implements RolloutTransport {
     let woken = () => { early = true; };
     this.wake.set(id, () => woken());
     try {
-      const submit = () => this.queue.add('anchor', job, { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
+      const submit = () => this.queue.add(job.group.kind, job, { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
       let text = await this.redis.get(key);
       if (text === null) {
         const stale = await this.queue.getJob(id);
