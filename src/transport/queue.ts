@@ -23,8 +23,8 @@ export interface QueueTransportOptions {
 
 export class QueueTransport implements RolloutTransport {
   private readonly wake = new Map<string, () => void>();
-  /** The stored version of each run and kind (`run:kind` -> key). */
-  private readonly stored = new Map<string, string>();
+  /** The current version of each run and kind (`run:kind`), kept to store it again if Redis lost it. */
+  private readonly stored = new Map<string, { key: string; text: string }>();
   private warned = false;
 
   private constructor(
@@ -79,10 +79,10 @@ export class QueueTransport implements RolloutTransport {
     const { text, hash } = make();
     const key = keys.version(run, kind, hash);
     const prev = this.stored.get(`${run}:${kind}`);
-    if (prev !== key) {
+    if (prev?.key !== key) {
       await this.redis.set(key, text, 'EX', KEY_TTL_S, 'NX');
-      if (prev) await this.redis.del(prev);
-      this.stored.set(`${run}:${kind}`, key);
+      if (prev) await this.redis.del(prev.key);
+      this.stored.set(`${run}:${kind}`, { key, text });
     }
     return hash;
   }
@@ -116,8 +116,12 @@ export class QueueTransport implements RolloutTransport {
         if (text !== null) break;
         const queued = await this.queue.getJob(id);
         if (queued && (await queued.getState()) === 'failed') throw new InputError(`job ${id} failed on a worker: ${queued.failedReason}`);
-        // neither queued nor answered (Redis restarted, the queue was cleared): submit it again
-        if (!queued && (await this.redis.get(key)) === null) await submit();
+        // neither queued nor answered (Redis restarted, the queue was cleared): store what it names
+        // again and submit it again
+        if (!queued && (await this.redis.exists(key)) === 0) {
+          for (const [runKind, v] of this.stored) if (runKind.startsWith(`${job.run}:`)) await this.redis.set(v.key, v.text, 'EX', KEY_TTL_S, 'NX');
+          await submit();
+        }
         if (waited === this.o.noWorkerNoteS && !this.warned) {
           this.warned = true; // once per trainer, whichever job waits first
           if ((await this.queue.getWorkersCount()) === 0) this.o.log(`no worker is taking jobs from ${redactUrl(this.url)}: start one with wmrl worker --redis ${redactUrl(this.url)}`);
@@ -131,7 +135,7 @@ export class QueueTransport implements RolloutTransport {
   }
 
   async close(): Promise<void> {
-    for (const k of this.stored.values()) await this.redis.del(k);
+    for (const v of this.stored.values()) await this.redis.del(v.key);
     await Promise.all([this.queue.close(), this.events.close()]);
     this.redis.disconnect();
   }

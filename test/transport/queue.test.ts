@@ -138,21 +138,22 @@ describe.runIf(redisTests)('a password-protected Redis on a TCP port (the other-
   });
 });
 
-describe.runIf(redisTests)('no worker yet, and jobs lost from Redis (a restarted server, a cleared queue)', () => {
+describe.runIf(redisTests)('no worker yet, and a Redis that lost everything (restarted without persistence)', () => {
   let server: RedisServer;
   beforeAll(async () => { server = await startRedis(); });
   afterAll(async () => { await server?.stop(); });
 
-  it('the trainer says no worker is connected, submits the lost jobs again and goes on with the same rollouts', { timeout: 30_000 }, async () => {
+  it('the trainer says no worker is connected, stores its policy and submits the lost jobs again, and goes on with the same rollouts', { timeout: 30_000 }, async () => {
     const notes: string[] = [];
     const transport = await QueueTransport.open(server.url, { log: (l) => notes.push(l), noWorkerNoteS: 1 });
     const queue = new Queue(QUEUE, { connection: redisOptions(server.url) });
+    const redis = new Redis(redisOptions(server.url));
     const r = request(groups(5000, 2));
     const pending = transport.run(r);
     let waiting: string[] = [];
     for (let i = 0; i < 100 && !waiting.length; i++) { waiting = (await queue.getWaiting()).map((j) => j.id!); await new Promise((s) => setTimeout(s, 20)); }
     expect(waiting).toHaveLength(2);
-    await queue.obliterate({ force: true }); // no worker has seen them; now nobody ever will
+    await redis.flushall(); // a restarted server: the jobs and the stored policy version are gone
     expect(await queue.getJob(waiting[0])).toBeUndefined();
     for (let i = 0; i < 100 && !notes.length; i++) await new Promise((s) => setTimeout(s, 50));
     expect(notes).toEqual([`no worker is taking jobs from ${server.url}: start one with wmrl worker --redis ${server.url}`]);
@@ -164,6 +165,7 @@ describe.runIf(redisTests)('no worker yet, and jobs lost from Redis (a restarted
       await worker.close();
       await transport.close();
       await queue.close();
+      redis.disconnect();
     }
   });
 });
