@@ -40,11 +40,11 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
   const cfg = join(tmp, 'cfg.json');
   // wmrl mode (world-model groups on the workers with --remote all), refreshes from the anchors' states
   writeFileSync(cfg, JSON.stringify({ refreshEvery: 150, refreshSteps: 5, checkpointEvery: 1 }));
-  const TRAIN = ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--iterations', '3', '--config', cfg];
+  const train = (iterations = 3) => ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--iterations', String(iterations), '--config', cfg];
   const local = join(tmp, 'local');
   beforeAll(async () => {
     server = await startRedis();
-    const r = await wmrlProcess(ROOT, ...TRAIN, '--out', local);
+    const r = await wmrlProcess(ROOT, ...train(), '--out', local);
     expect(r.code, r.stderr).toBe(0);
   }, 120_000);
   afterAll(async () => {
@@ -59,7 +59,7 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
       for (const [count, remote] of [[1, 'anchors'], [2, 'all']] as const) {
         while (workers.length < count) workers.push(worker(server.url));
         const out = join(tmp, `workers-${count}`);
-        const r = await wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url, '--remote', remote);
+        const r = await wmrlProcess(ROOT, ...train(), '--out', out, '--redis', server.url, '--remote', remote);
         expect(r.code, r.stderr).toBe(0);
         expect(metrics(out)).toEqual(metrics(local));
         expect(files(out)).toEqual(files(local));
@@ -86,7 +86,7 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     const workers = [worker(server.url), worker(server.url)];
     try {
       const out = join(tmp, 'killed');
-      const run = wmrlProcess(ROOT, ...TRAIN, '--out', out, '--redis', server.url, '--remote', 'all');
+      const run = wmrlProcess(ROOT, ...train(), '--out', out, '--redis', server.url, '--remote', 'all');
       const [job, k] = await Promise.race(workers.map((w, i) => w.started.then((id) => [id, i] as const)));
       await stop(workers[k]);
       const r = await run;
@@ -100,6 +100,21 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     }
   });
 
+  it('a run stopped and resumed through workers equals the straight in-process run', { timeout: 180_000 }, async () => {
+    const w = worker(server.url);
+    try {
+      const out = join(tmp, 'resumed');
+      const first = await wmrlProcess(ROOT, ...train(2), '--out', out, '--redis', server.url, '--remote', 'all');
+      expect(first.code, first.stderr).toBe(0);
+      const rest = await wmrlProcess(ROOT, 'train', '--resume', out, '--iterations', '3', '--redis', server.url, '--remote', 'all');
+      expect(rest.code, rest.stderr).toBe(0);
+      expect(metrics(out)).toEqual(metrics(local));
+      expect(files(out)).toEqual(files(local));
+    } finally {
+      await stop(w);
+    }
+  });
+
   it('a bad or unreachable --redis exits 2 naming the flag', async () => {
     const bad = await wmrlProcess(ROOT, 'worker', '--redis', 'http://127.0.0.1:6379');
     expect(bad.code).toBe(2);
@@ -107,10 +122,10 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     const remote = await wmrlProcess(ROOT, 'worker', '--redis', 'redis://10.1.2.3:6379');
     expect(remote.code).toBe(2);
     expect(remote.stderr).toMatch(/password/);
-    const gone = await wmrlProcess(ROOT, ...TRAIN, '--out', join(tmp, 'never'), '--redis', `unix://${join(tmp, 'none.sock')}`);
+    const gone = await wmrlProcess(ROOT, ...train(), '--out', join(tmp, 'never'), '--redis', `unix://${join(tmp, 'none.sock')}`);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/--redis: cannot reach Redis/);
-    const alone = await wmrlProcess(ROOT, ...TRAIN, '--out', join(tmp, 'never'), '--remote', 'all');
+    const alone = await wmrlProcess(ROOT, ...train(), '--out', join(tmp, 'never'), '--remote', 'all');
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/--remote: needs --redis/);
   });
