@@ -90,7 +90,7 @@ try {
       const own = [...workerLog.slice(logFrom).matchAll(/done \(([\d.]+) ms in the group/g)].map((m) => Number(m[1]) / 1000);
       const local = await here(engine, envs[engine].batch).run(req);
       rate[engine][count] = JOBS / s;
-      emit({ figure: `${engine}/workers_${count}`, groups_per_s: round(JOBS / s), s: round(s), vs_in_process: round(inProcessS[engine] / s, 2), identical_to_in_process: encodeValue(groups) === encodeValue(local) });
+      emit({ figure: `${engine}/workers_${count}`, groups_per_s: round(JOBS / s), s: round(s), vs_in_process: round(inProcessS[engine] / s, 2), identical_to_in_process: encodeValue(groups).equals(encodeValue(local)) });
       if (count === 1) {
         const perJob = s / JOBS;
         const ownS = own.reduce((a, b) => a + b, 0) / own.length;

@@ -1,9 +1,11 @@
-// What travels through Redis, exactly: JSON in which typed arrays are base64 of their bytes (little
-// endian, as every platform Node runs on here) and numbers JSON cannot hold (-0, NaN, +-Infinity) are
-// tagged, so a decoded value equals the encoded one bit for bit. Plus the zod schemas of jobs and
-// results (every payload read back is untrusted input) and the content-hashed policy versions.
+// What travels through Redis, exactly. Values (results, policy versions, world-model snapshots) are
+// one buffer: "WMRL", the JSON length (u32 LE), JSON in which every typed array is a reference into
+// the binary tail that follows (its bytes as they are in memory, little endian as on every platform
+// Node runs on here, 8-byte aligned), then the tail. Numbers JSON cannot hold (-0, NaN, +-Infinity)
+// are tagged, in job payloads too, so a decoded value equals the encoded one bit for bit. Plus the zod
+// schemas of jobs and results (every payload read back is untrusted input).
 import { z } from 'zod';
-import { sha256Hex } from '../core/sha256.ts';
+import { createHash } from 'node:crypto';
 import { formatZodError } from '../core/spec.ts';
 import { InputError } from '../core/errors.ts';
 import { checkParamsBuilt } from '../nn/model-bytes.ts';
@@ -13,45 +15,80 @@ import type { Rollout } from '../trainer/rollouts.ts';
 
 const ARRAYS = { f32: Float32Array, f64: Float64Array, i32: Int32Array, u8: Uint8Array } as const;
 type Tag = keyof typeof ARRAYS;
+const MAGIC = Buffer.from('WMRL');
+const SPECIAL = ['-0', 'NaN', 'Infinity', '-Infinity'];
 
 function tagOf(v: ArrayBufferView): Tag {
   for (const [tag, C] of Object.entries(ARRAYS)) if (v instanceof C) return tag as Tag;
   throw new TypeError(`codec: cannot encode ${v.constructor.name}`);
 }
 
-export function encodeValue(value: unknown): string {
-  return JSON.stringify(value, function (key, v) {
-    const raw = (this as Record<string, unknown>)[key]; // before toJSON (Buffers have one)
-    if (ArrayBuffer.isView(raw)) return { $a: tagOf(raw), b64: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
-    if (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0))) return { $n: Object.is(v, -0) ? '-0' : String(v) };
-    return v;
-  });
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const pad8 = (n: number) => (n + 7) & ~7;
+const numberTag = (v: unknown) => (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)) ? { $n: Object.is(v, -0) ? '-0' : String(v) } : undefined);
+const isNumberTag = (v: Record<string, unknown>) => Object.keys(v).length === 1 && SPECIAL.includes(v.$n as string);
+const untagNumber = (v: Record<string, unknown>) => (v.$n === '-0' ? -0 : Number(v.$n));
+
+/** JSON with -0, NaN and +-Infinity tagged (job payloads: BullMQ stores job data as JSON). */
+export function encodeJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => numberTag(v) ?? v);
 }
 
-export function decodeValue(text: string): unknown {
-  return JSON.parse(text, (_k, v) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const keys = Object.keys(v);
-      if (keys.length === 2 && typeof v.$a === 'string' && typeof v.b64 === 'string' && Object.hasOwn(ARRAYS, v.$a)) {
-        const bytes = Buffer.from(v.b64, 'base64');
-        if (bytes.toString('base64') !== v.b64) throw new InputError('codec: an array\'s base64 is malformed');
-        const C = ARRAYS[v.$a as Tag];
-        if (bytes.length % C.BYTES_PER_ELEMENT) throw new InputError(`codec: ${bytes.length} bytes is not a whole ${C.name}`);
-        const out = new C(bytes.length / C.BYTES_PER_ELEMENT);
-        new Uint8Array(out.buffer).set(bytes);
-        return out;
-      }
-      if (keys.length === 1 && ['-0', 'NaN', 'Infinity', '-Infinity'].includes(v.$n)) return v.$n === '-0' ? -0 : Number(v.$n);
+export function decodeJson(text: string): unknown {
+  return JSON.parse(text, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) && isNumberTag(v) ? untagNumber(v) : v));
+}
+
+export function encodeValue(value: unknown): Buffer {
+  const arrays: ArrayBufferView[] = [];
+  let at = 0;
+  const json = JSON.stringify(value, function (key, v) {
+    const raw = (this as Record<string, unknown>)[key]; // before toJSON (Buffers have one)
+    if (ArrayBuffer.isView(raw)) {
+      const ref = { $a: tagOf(raw), at, bytes: raw.byteLength };
+      arrays.push(raw);
+      at += pad8(raw.byteLength);
+      return ref;
     }
-    return v;
+    return numberTag(v) ?? v;
+  });
+  const head = Buffer.from(json);
+  const headEnd = pad8(8 + head.length);
+  const out = Buffer.alloc(headEnd + at);
+  MAGIC.copy(out, 0);
+  out.writeUInt32LE(head.length, 4);
+  head.copy(out, 8);
+  let off = headEnd;
+  for (const a of arrays) {
+    out.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), off);
+    off += pad8(a.byteLength);
+  }
+  return out;
+}
+
+export function decodeValue(bytes: Uint8Array): unknown {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf.length < 8 || !buf.subarray(0, 4).equals(MAGIC)) throw new InputError('codec: not a wmrl payload (no WMRL header)');
+  const length = buf.readUInt32LE(4);
+  if (8 + length > buf.length) throw new InputError(`codec: a ${length}-byte header in a ${buf.length}-byte payload`);
+  const tail = pad8(8 + length);
+  return JSON.parse(buf.toString('utf8', 8, 8 + length), (_k, v) => {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+    if (Object.keys(v).length === 3 && Object.hasOwn(ARRAYS, v.$a) && Number.isInteger(v.at) && Number.isInteger(v.bytes)) {
+      const C = ARRAYS[v.$a as Tag];
+      if (v.at < 0 || v.bytes < 0 || v.at % 8 || v.bytes % C.BYTES_PER_ELEMENT || tail + v.at + v.bytes > buf.length) throw new InputError(`codec: a ${C.name} of ${v.bytes} bytes at ${v.at} does not fit the payload`);
+      const out = new C(v.bytes / C.BYTES_PER_ELEMENT);
+      new Uint8Array(out.buffer).set(buf.subarray(tail + v.at, tail + v.at + v.bytes));
+      return out;
+    }
+    return isNumberTag(v) ? untagNumber(v) : v;
   });
 }
 
 /** Decodes and validates; a failure is an InputError naming `what` and the bad field. */
-export function parsePayload<T extends z.ZodType>(text: string, schema: T, what: string): z.infer<T> {
+export function parsePayload<T extends z.ZodType>(bytes: Uint8Array, schema: T, what: string): z.infer<T> {
   let raw: unknown;
   try {
-    raw = decodeValue(text);
+    raw = decodeValue(bytes);
   } catch (e) {
     throw new InputError(`${what}: not a payload (${(e as Error).message})`);
   }
@@ -99,13 +136,13 @@ const RolloutSchema = z.strictObject({
 });
 export const ResultSchema = z.strictObject({ format: z.literal(RESULT_FORMAT), job: z.string(), rollouts: z.array(RolloutSchema) });
 
-export function encodeResult(id: string, rollouts: readonly Rollout[]): string {
+export function encodeResult(id: string, rollouts: readonly Rollout[]): Buffer {
   return encodeValue({ format: RESULT_FORMAT, job: id, rollouts });
 }
 
 /** A result read back for job `id` with its expected rollout keys (a mismatch is a refused payload). */
-export function decodeResult(text: string, id: string, keys: readonly number[]): Rollout[] {
-  const r = parsePayload(text, ResultSchema, `result of job ${id}`);
+export function decodeResult(bytes: Uint8Array, id: string, keys: readonly number[]): Rollout[] {
+  const r = parsePayload(bytes, ResultSchema, `result of job ${id}`);
   if (r.job !== id || r.rollouts.map((x) => x.key).join() !== keys.join()) throw new InputError(`result of job ${id}: it belongs to job ${r.job} with keys [${r.rollouts.map((x) => x.key)}]`);
   return r.rollouts;
 }
@@ -118,27 +155,27 @@ const PolicyVersionSchema = z.strictObject({
 });
 
 /** A value stored once under its content hash (policy versions, world-model snapshots). */
-export function contentAddressed(value: unknown): { text: string; hash: string } {
-  const text = encodeValue(value);
-  return { text, hash: sha256Hex(text) };
+export function contentAddressed(value: unknown): { bytes: Buffer; hash: string } {
+  const bytes = encodeValue(value);
+  return { bytes, hash: sha256(bytes) };
 }
 
 /** A stored value, checked against the hash it was fetched by. */
-export function checkContent(text: string, hash: string, what: string): unknown {
-  const got = sha256Hex(text);
+export function checkContent(bytes: Uint8Array, hash: string, what: string): unknown {
+  const got = sha256(bytes);
   if (got !== hash) throw new InputError(`${what} ${hash.slice(0, 12)}: its bytes hash to ${got.slice(0, 12)} (corrupted or replaced)`);
-  return decodeValue(text);
+  return decodeValue(bytes);
 }
 
-/** A policy version as stored once per content hash: its text and that text's sha256. */
-export function encodePolicy(config: VlaConfig, params: ParamStore): { text: string; hash: string } {
+/** A policy version as stored once per content hash: its bytes and their sha256. */
+export function encodePolicy(config: VlaConfig, params: ParamStore): { bytes: Buffer; hash: string } {
   return contentAddressed({ format: 'wmrl-policy-version/1', config, float: params.float, params: paramRows(params) });
 }
 
 /** A stored policy version, checked against the hash it was fetched by. */
-export function decodePolicy(text: string, hash: string): { config: VlaConfig; params: ParamStore } {
+export function decodePolicy(bytes: Uint8Array, hash: string): { config: VlaConfig; params: ParamStore } {
   const what = `policy version ${hash.slice(0, 12)}`;
-  const raw = checkContent(text, hash, 'policy version');
+  const raw = checkContent(bytes, hash, 'policy version');
   const parsed = PolicyVersionSchema.safeParse(raw);
   if (!parsed.success) throw new InputError(formatZodError(parsed.error, `${what}: `));
   const v = parsed.data;

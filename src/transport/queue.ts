@@ -9,7 +9,7 @@ import { InputError } from '../core/errors.ts';
 import type { GroupRequest, RolloutTransport } from '../trainer/transport.ts';
 import type { Rollout } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
-import { JOB_FORMAT, type RolloutJob, contentAddressed, decodeResult, encodePolicy, jobId } from './codec.ts';
+import { JOB_FORMAT, type RolloutJob, contentAddressed, decodeResult, encodeJson, encodePolicy, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redactUrl, redisOptions } from './redis.ts';
 
 export interface QueueTransportOptions {
@@ -24,7 +24,7 @@ export interface QueueTransportOptions {
 export class QueueTransport implements RolloutTransport {
   private readonly wake = new Map<string, () => void>();
   /** The current version of each run and kind (`run:kind`), kept to store it again if Redis lost it. */
-  private readonly stored = new Map<string, { key: string; text: string }>();
+  private readonly stored = new Map<string, { key: string; bytes: Buffer }>();
   private warned = false;
 
   private constructor(
@@ -75,14 +75,14 @@ export class QueueTransport implements RolloutTransport {
 
   /** Stores a version once under its content hash (the run's previous one of that kind is deleted:
    *  this run's jobs are collected in order, so none of it is in flight); returns the hash. */
-  private async store(run: string, kind: 'policy' | 'world-model', make: () => { text: string; hash: string }): Promise<string> {
-    const { text, hash } = make();
+  private async store(run: string, kind: 'policy' | 'world-model', make: () => { bytes: Buffer; hash: string }): Promise<string> {
+    const { bytes, hash } = make();
     const key = keys.version(run, kind, hash);
     const prev = this.stored.get(`${run}:${kind}`);
     if (prev?.key !== key) {
-      await this.redis.set(key, text, 'EX', KEY_TTL_S, 'NX');
+      await this.redis.set(key, bytes, 'EX', KEY_TTL_S, 'NX');
       if (prev) await this.redis.del(prev.key);
-      this.stored.set(`${run}:${kind}`, { key, text });
+      this.stored.set(`${run}:${kind}`, { key, bytes });
     }
     return hash;
   }
@@ -96,14 +96,14 @@ export class QueueTransport implements RolloutTransport {
     let woken = () => { early = true; };
     this.wake.set(id, () => woken());
     try {
-      const submit = () => this.queue.add(job.group.kind, job, { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
-      let text = await this.redis.get(key);
-      if (text === null) {
+      const submit = () => this.queue.add(job.group.kind, JSON.parse(encodeJson(job)), { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
+      let result = await this.redis.getBuffer(key);
+      if (result === null) {
         const stale = await this.queue.getJob(id);
         if (stale && (await stale.getState()) === 'failed') await stale.remove(); // a new attempt
         await submit();
       }
-      for (let waited = 0; text === null; waited++) {
+      for (let waited = 0; result === null; waited++) {
         if (!early) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, 1000); // the poll covers a missed event
@@ -112,14 +112,14 @@ export class QueueTransport implements RolloutTransport {
         }
         early = false;
         woken = () => { early = true; };
-        text = await this.redis.get(key);
-        if (text !== null) break;
+        result = await this.redis.getBuffer(key);
+        if (result !== null) break;
         const queued = await this.queue.getJob(id);
         if (queued && (await queued.getState()) === 'failed') throw new InputError(`job ${id} failed on a worker: ${queued.failedReason}`);
         // neither queued nor answered (Redis restarted, the queue was cleared): store what it names
         // again and submit it again
         if (!queued && (await this.redis.exists(key)) === 0) {
-          for (const [runKind, v] of this.stored) if (runKind.startsWith(`${job.run}:`)) await this.redis.set(v.key, v.text, 'EX', KEY_TTL_S, 'NX');
+          for (const [runKind, v] of this.stored) if (runKind.startsWith(`${job.run}:`)) await this.redis.set(v.key, v.bytes, 'EX', KEY_TTL_S, 'NX');
           await submit();
         }
         if (waited === this.o.noWorkerNoteS && !this.warned) {
@@ -128,7 +128,7 @@ export class QueueTransport implements RolloutTransport {
         }
       }
       await this.redis.del(key);
-      return decodeResult(text, id, job.group.keys);
+      return decodeResult(result, id, job.group.keys);
     } finally {
       this.wake.delete(id);
     }

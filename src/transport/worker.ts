@@ -11,7 +11,7 @@ import { PolicySampler } from '../policy/sampler.ts';
 import type { TrainTask } from '../trainer/loop.ts';
 import { runGroups } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
-import { JobSchema, checkContent, decodePolicy, encodeResult, jobId } from './codec.ts';
+import { JobSchema, checkContent, decodeJson, decodePolicy, encodeResult, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redisOptions } from './redis.ts';
 
 /** What a worker builds from a job's task description: the real engine, and with a world-model
@@ -74,9 +74,9 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
   const log = o.log ?? (() => {});
   const redis = await connectRedis(o.url);
   const fetch = async (run: string, kind: 'policy' | 'world-model', hash: string) => {
-    const text = await redis.get(keys.version(run, kind, hash));
-    if (text === null) throw new Error(`${kind} ${hash.slice(0, 12)} of run ${run} is not in Redis (its trainer has moved on or stopped)`);
-    return text;
+    const bytes = await redis.getBuffer(keys.version(run, kind, hash));
+    if (bytes === null) throw new Error(`${kind} ${hash.slice(0, 12)} of run ${run} is not in Redis (its trainer has moved on or stopped)`);
+    return bytes;
   };
   const policies = new Kept<PolicySampler>(4, (s) => s.close());
   type Engine = { task: RemoteTask; idle: Map<number, Env[]> };
@@ -87,7 +87,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
   let done = 0;
 
   const processor = async (job: { id?: string; data: unknown }): Promise<string> => {
-    const parsed = JobSchema.safeParse(job.data);
+    const parsed = JobSchema.safeParse(decodeJson(JSON.stringify(job.data ?? null)));
     if (!parsed.success) throw new UnrecoverableError(formatZodError(parsed.error, 'job payload: '));
     const j = parsed.data;
     const id = jobId(j);

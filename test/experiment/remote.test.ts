@@ -54,7 +54,7 @@ describe.runIf(redisTests)('AutoResearch executions as worker jobs', () => {
     env.close();
     await sampler.close();
     expect(remote[0].map((x) => x.length).reduce((a, b) => a + b)).toBeGreaterThan(0);
-    expect(encodeValue(remote)).toBe(encodeValue(local));
+    expect(encodeValue(remote).equals(encodeValue(local))).toBe(true);
     expect(worker.done).toBe(1);
   });
 });
@@ -87,14 +87,14 @@ describe.runIf(redisTests)('world-model groups as worker jobs', () => {
       };
       const local = () => new InProcessTransport([{ real: null, model: env }], sampler).run(r);
       const before = await transport.run(r);
-      expect(encodeValue(before)).toBe(encodeValue(await local()));
+      expect(encodeValue(before).equals(encodeValue(await local()))).toBe(true);
       // new kept weights (as a refresh that improved them would leave), baked into the trainer's dynamics
       const state = online.exportState();
       for (const n of state.best.names) state.best.get(n).forEach((v, i, a) => { a[i] = v * 0.9; });
       await online.restore(state);
       const after = await transport.run(r);
-      expect(encodeValue(after)).toBe(encodeValue(await local()));
-      expect(encodeValue(after)).not.toBe(encodeValue(before));
+      expect(encodeValue(after).equals(encodeValue(await local()))).toBe(true);
+      expect(encodeValue(after).equals(encodeValue(before))).toBe(false);
       expect(worker.done).toBe(4);
     } finally {
       env.close();

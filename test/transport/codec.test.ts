@@ -4,7 +4,7 @@ import { InputError } from '../../src/core/errors.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { ParamStore } from '../../src/nn/params.ts';
 import type { Rollout } from '../../src/trainer/rollouts.ts';
-import { JOB_FORMAT, JobSchema, type RolloutJob, decodePolicy, decodeResult, decodeValue } from '../../src/transport/codec.ts';
+import { JOB_FORMAT, JobSchema, type RolloutJob, decodeJson, decodePolicy, decodeResult, decodeValue, encodeJson } from '../../src/transport/codec.ts';
 import { encodePolicy, encodeResult, encodeValue, jobId, parsePayload } from '../../src/transport/codec.ts';
 import { setup } from '../trainer/code-lock.ts';
 
@@ -66,15 +66,34 @@ describe('encodeValue / decodeValue', () => {
     );
   });
 
-  it('refuses a typed array whose byte count is not a whole number of elements', () => {
-    const text = JSON.stringify({ $a: 'f32', b64: Buffer.from([1, 2, 3, 4, 5, 6]).toString('base64') });
-    expect(() => decodeValue(text)).toThrow(InputError);
-    expect(() => decodeValue(text)).toThrow(/6 bytes is not a whole Float32Array/);
-    expect(() => decodeValue(JSON.stringify({ $a: 'f64', b64: Buffer.alloc(12).toString('base64') }))).toThrow(InputError);
-    expect((decodeValue(JSON.stringify({ $a: 'i32', b64: Buffer.alloc(8).toString('base64') })) as Int32Array).length).toBe(2);
-    expect(() => decodeValue(JSON.stringify({ $a: 'f32', b64: '!!!!' }))).toThrow(/base64 is malformed/);
+  it('refuses a payload whose header or array references do not fit', () => {
+    /** A payload with this JSON head and `tail` bytes after it (as encodeValue lays them out). */
+    const payload = (head: unknown, tail = 0) => {
+      const json = Buffer.from(JSON.stringify(head));
+      const out = Buffer.alloc(((8 + json.length + 7) & ~7) + tail);
+      out.write('WMRL');
+      out.writeUInt32LE(json.length, 4);
+      json.copy(out, 8);
+      return out;
+    };
+    expect((decodeValue(payload({ $a: 'i32', at: 0, bytes: 8 }, 8)) as Int32Array).length).toBe(2);
+    expect(() => decodeValue(payload({ $a: 'f32', at: 0, bytes: 6 }, 8))).toThrow(/Float32Array of 6 bytes at 0 does not fit/);
+    expect(() => decodeValue(payload({ $a: 'f64', at: 0, bytes: 16 }, 8))).toThrow(InputError);
+    expect(() => decodeValue(payload({ $a: 'u8', at: 4, bytes: 1 }, 8))).toThrow(/does not fit/); // unaligned
+    expect(() => decodeValue(payload({ $a: 'u8', at: -8, bytes: 1 }, 8))).toThrow(/does not fit/);
+    expect(() => decodeValue(Buffer.from('{"a":1}'))).toThrow(/no WMRL header/);
+    const cut = payload({ a: 1 });
+    cut.writeUInt32LE(1000, 4);
+    expect(() => decodeValue(cut)).toThrow(/1000-byte header/);
     // only our own tags: inherited names are plain objects
-    expect(decodeValue(JSON.stringify({ $a: 'constructor', b64: '' }))).toEqual({ $a: 'constructor', b64: '' });
+    expect(decodeValue(payload({ $a: 'constructor', at: 0, bytes: 0 }))).toEqual({ $a: 'constructor', at: 0, bytes: 0 });
+  });
+
+  it('keeps -0, NaN and Infinity in JSON job payloads too (encodeJson / decodeJson)', () => {
+    const out = decodeJson(JSON.stringify(JSON.parse(encodeJson({ row: [-0, 1.5, NaN, -Infinity] })))) as { row: number[] };
+    expect(Object.is(out.row[0], -0)).toBe(true);
+    expect(out.row.slice(1)).toEqual([1.5, NaN, -Infinity]);
+    expect(JSON.stringify({ row: [-0] })).toBe('{"row":[0]}'); // what plain JSON would have done
   });
 });
 
@@ -94,7 +113,7 @@ describe('jobs', () => {
     expect(() => parsePayload(encodeValue(bad), JobSchema, 'job')).toThrow(/^job: \$\.group\.keys\[1\]: /);
     expect(() => parsePayload(encodeValue({ ...job, policy: 'xyz' }), JobSchema, 'job')).toThrow(/\$\.policy: a sha256 hex digest/);
     expect(() => parsePayload(encodeValue({ ...job, extra: 1 }), JobSchema, 'job')).toThrow(InputError);
-    expect(() => parsePayload('{not json', JobSchema, 'job')).toThrow(/^job: not a payload/);
+    expect(() => parsePayload(Buffer.from('{not json'), JobSchema, 'job')).toThrow(/^job: not a payload/);
   });
 
   it('jobId is deterministic and depends on the policy hash, the world-model snapshot and the first key', () => {
@@ -102,8 +121,8 @@ describe('jobs', () => {
     expect(jobId(job)).toBe(`00112233445566aa-${'ab'.repeat(8)}-real-8`);
     const model = { ...job, worldModel: 'ef'.repeat(32), group: { ...job.group, kind: 'model' as const } };
     expect(jobId(model)).toBe(`00112233445566aa-${'ab'.repeat(8)}-${'ef'.repeat(8)}-8`);
-    expect(parsePayload(JSON.stringify(model), JobSchema, 'job')).toEqual(model);
-    expect(() => parsePayload(JSON.stringify({ ...model, worldModel: undefined }), JobSchema, 'job')).toThrow(/\$\.worldModel: world-model groups/);
+    expect(parsePayload(encodeValue(model), JobSchema, 'job')).toEqual(model);
+    expect(() => parsePayload(encodeValue({ ...model, worldModel: undefined }), JobSchema, 'job')).toThrow(/\$\.worldModel: world-model groups/);
     expect(jobId({ ...job, policy: 'cd'.repeat(32) })).not.toBe(jobId(job));
     expect(jobId({ ...job, group: { ...job.group, keys: [11, 9, 10] } })).not.toBe(jobId(job));
   });
@@ -112,11 +131,11 @@ describe('jobs', () => {
 describe('policy versions', () => {
   const { config, params } = setup().policy;
 
-  it('round-trips config and params exactly, under the sha256 of the text', () => {
+  it('round-trips config and params exactly, under the sha256 of the bytes', () => {
     const a = encodePolicy(config, params);
-    expect(a.hash).toBe(sha256Hex(a.text));
+    expect(a.hash).toBe(sha256Hex(a.bytes));
     expect(encodePolicy(config, params)).toEqual(a);
-    const back = decodePolicy(a.text, a.hash);
+    const back = decodePolicy(a.bytes, a.hash);
     expect(back.config).toEqual(config);
     expect(back.params.float).toBe(params.float);
     expect(back.params.names).toEqual(params.names);
@@ -127,10 +146,11 @@ describe('policy versions', () => {
     }
   });
 
-  it('refuses a text altered by one character', () => {
-    const { text, hash } = encodePolicy(config, params);
-    const altered = text.replace('wmrl-policy-version/1', 'wmrl-policy-version/2');
-    expect(altered.length).toBe(text.length);
+  it('refuses bytes altered by one character', () => {
+    const { bytes: original, hash } = encodePolicy(config, params);
+    const altered = Buffer.from(original);
+    altered[altered.indexOf('wmrl-policy-version/1') + 20] = '2'.charCodeAt(0);
+    expect(altered.equals(original)).toBe(false);
     expect(() => decodePolicy(altered, hash)).toThrow(InputError);
     expect(() => decodePolicy(altered, hash)).toThrow(/hash to/);
   });
@@ -139,8 +159,8 @@ describe('policy versions', () => {
     const missing = new ParamStore(params.float);
     for (const n of params.names.slice(1)) missing.add(params.info(n), params.get(n));
     const m = encodePolicy(config, missing);
-    expect(() => decodePolicy(m.text, m.hash)).toThrow(InputError);
-    expect(() => decodePolicy(m.text, m.hash)).toThrow(new RegExp(`missing "${params.names[0]}"`));
+    expect(() => decodePolicy(m.bytes, m.hash)).toThrow(InputError);
+    expect(() => decodePolicy(m.bytes, m.hash)).toThrow(new RegExp(`missing "${params.names[0]}"`));
 
     const name = params.names.find((n) => params.info(n).shape.length > 1)!; // flattened: same count
     const reshaped = new ParamStore(params.float);
@@ -148,8 +168,8 @@ describe('policy versions', () => {
       reshaped.add(n === name ? { ...params.info(n), shape: [params.get(n).length] } : params.info(n), params.get(n));
     }
     const r = encodePolicy(config, reshaped);
-    expect(() => decodePolicy(r.text, r.hash)).toThrow(InputError);
-    expect(() => decodePolicy(r.text, r.hash)).toThrow(/has shape/);
+    expect(() => decodePolicy(r.bytes, r.hash)).toThrow(InputError);
+    expect(() => decodePolicy(r.bytes, r.hash)).toThrow(/has shape/);
   });
 });
 

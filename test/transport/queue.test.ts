@@ -54,7 +54,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
     expect(remote.map((g) => g.map((x) => x.key))).toEqual(r.jobs.map((j) => j.keys));
     expect(remote[0][0].states!.length).toBeGreaterThan(0);
     expect(remote.flat().some((x) => x.samples.length === 2)).toBe(true);
-    expect(encodeValue(remote)).toBe(encodeValue(await inProcess(r)));
+    expect(encodeValue(remote).equals(encodeValue(await inProcess(r)))).toBe(true);
     // results are read once and deleted; only the run's current policy version is kept
     expect(await redis.keys('wmrl:result:*')).toEqual([]);
     expect(await redis.keys(`wmrl:policy:${RUN}:*`)).toEqual([keys.version(RUN, 'policy', encodePolicy(r.policy.config, r.policy.params).hash)]);
@@ -62,23 +62,23 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
 
   it('idempotent: a job submitted twice runs once, and a result already written wins over a second run', async () => {
     const r = request(groups(1000, 1));
-    const { hash, text } = encodePolicy(r.policy.config, r.policy.params);
-    await redis.set(keys.version(RUN, 'policy', hash), text);
+    const { hash, bytes } = encodePolicy(r.policy.config, r.policy.params);
+    await redis.set(keys.version(RUN, 'policy', hash), bytes);
     const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
     const before = worker.done;
     await Promise.all([queue.add('anchor', job, { jobId: jobId(job) }), queue.add('anchor', job, { jobId: jobId(job) })]);
     for (let i = 0; i < 100 && !(await redis.exists(keys.result(jobId(job)))); i++) await new Promise((s) => setTimeout(s, 50));
-    const written = await redis.get(keys.result(jobId(job)));
+    const written = await redis.getBuffer(keys.result(jobId(job)));
     expect(written).not.toBeNull();
     const got = await transport.run(r); // finds the written result: no new run
     expect(worker.done).toBe(before + 1);
-    expect(encodeValue(got)).toBe(encodeValue(await inProcess(r)));
+    expect(encodeValue(got).equals(encodeValue(await inProcess(r)))).toBe(true);
     // delivered again after it finished (at-least-once): the worker sees the result and skips the job
     await redis.set(keys.result(jobId(job)), written!);
     await queue.add('anchor', job, { jobId: jobId(job) });
     for (let i = 0; i < 100 && (await (await queue.getJob(jobId(job)))?.getState()) !== 'completed'; i++) await new Promise((s) => setTimeout(s, 50));
     expect(worker.done).toBe(before + 1);
-    expect(await redis.get(keys.result(jobId(job)))).toBe(written);
+    expect((await redis.getBuffer(keys.result(jobId(job))))!.equals(written!)).toBe(true);
   });
 
   it('bad payloads fail their own job, naming the field, and the worker goes on', async () => {
@@ -99,16 +99,16 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
       expect(state, b.id).toBe('failed');
       expect((await queue.getJob(b.id))!.failedReason, b.id).toMatch(b.says);
     }
-    expect(encodeValue(await transport.run(r))).toBe(encodeValue(await inProcess(r)));
+    expect(encodeValue(await transport.run(r)).equals(encodeValue(await inProcess(r)))).toBe(true);
   });
 
   it('a policy version whose bytes do not match its hash fails the job, and the trainer names the job', async () => {
     const r = request(groups(3000, 1));
-    const { hash, text } = encodePolicy(r.policy.config, r.policy.params);
+    const { hash, bytes } = encodePolicy(r.policy.config, r.policy.params);
     const other = r.policy.params.clone();
     other.get(other.names[0])[0] += 1;
-    const tampered = { hash: encodePolicy(r.policy.config, other).hash, text };
-    await redis.set(keys.version(RUN, 'policy', tampered.hash), tampered.text);
+    const tampered = { hash: encodePolicy(r.policy.config, other).hash, bytes };
+    await redis.set(keys.version(RUN, 'policy', tampered.hash), tampered.bytes);
     const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: tampered.hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
     await queue.add('anchor', job, { jobId: jobId(job) });
     let state = '';
@@ -159,7 +159,7 @@ describe.runIf(redisTests)('no worker yet, and a Redis that lost everything (res
     expect(notes).toEqual([`no worker is taking jobs from ${server.url}: start one with wmrl worker --redis ${server.url}`]);
     const worker = await startWorker({ url: server.url, resolveTask: async () => task });
     try {
-      expect(encodeValue(await pending)).toBe(encodeValue(await inProcess(r)));
+      expect(encodeValue(await pending).equals(encodeValue(await inProcess(r)))).toBe(true);
       expect(worker.done).toBe(2);
     } finally {
       await worker.close();
