@@ -75,7 +75,8 @@ export function decodeValue(bytes: Uint8Array): unknown {
     if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
     if (Object.keys(v).length === 3 && Object.hasOwn(ARRAYS, v.$a) && Number.isInteger(v.at) && Number.isInteger(v.bytes)) {
       const C = ARRAYS[v.$a as Tag];
-      if (v.at < 0 || v.bytes < 0 || v.at % 8 || v.bytes % C.BYTES_PER_ELEMENT || tail + v.at + v.bytes > buf.length) throw new InputError(`codec: a ${C.name} of ${v.bytes} bytes at ${v.at} does not fit the payload`);
+      const fits = v.at >= 0 && v.bytes >= 0 && v.at % 8 === 0 && v.bytes % C.BYTES_PER_ELEMENT === 0 && tail + v.at + v.bytes <= buf.length;
+      if (!fits) throw new InputError(`codec: a ${C.name} of ${v.bytes} bytes at ${v.at} does not fit the payload`);
       const out = new C(v.bytes / C.BYTES_PER_ELEMENT);
       new Uint8Array(out.buffer).set(buf.subarray(tail + v.at, tail + v.at + v.bytes));
       return out;
@@ -143,7 +144,8 @@ export function encodeResult(id: string, rollouts: readonly Rollout[]): Buffer {
 /** A result read back for job `id` with its expected rollout keys (a mismatch is a refused payload). */
 export function decodeResult(bytes: Uint8Array, id: string, keys: readonly number[]): Rollout[] {
   const r = parsePayload(bytes, ResultSchema, `result of job ${id}`);
-  if (r.job !== id || r.rollouts.map((x) => x.key).join() !== keys.join()) throw new InputError(`result of job ${id}: it belongs to job ${r.job} with keys [${r.rollouts.map((x) => x.key)}]`);
+  const got = r.rollouts.map((x) => x.key);
+  if (r.job !== id || got.join() !== keys.join()) throw new InputError(`result of job ${id}: it belongs to job ${r.job} with keys [${got}]`);
   return r.rollouts;
 }
 

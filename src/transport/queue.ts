@@ -124,7 +124,8 @@ export class QueueTransport implements RolloutTransport {
         }
         if (waited === this.o.noWorkerNoteS && !this.warned) {
           this.warned = true; // once per trainer, whichever job waits first
-          if ((await this.queue.getWorkersCount()) === 0) this.o.log(`no worker is taking jobs from ${redactUrl(this.url)}: start one with wmrl worker --redis ${redactUrl(this.url)}`);
+          const url = redactUrl(this.url);
+          if ((await this.queue.getWorkersCount()) === 0) this.o.log(`no worker is taking jobs from ${url}: start one with wmrl worker --redis ${url}`);
         }
       }
       await this.redis.del(key);

@@ -39,7 +39,8 @@ export function redisOptions(url: string, flag = '--redis'): RedisOptions {
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
   if (!Number.isInteger(db) || db < 0) throw new InputError(`${flag}: database "${u.pathname.slice(1)}" is not a number`);
   if (!isLoopbackHost(u.hostname) && !u.password && u.protocol !== 'rediss:') {
-    throw new InputError(`${flag}: ${u.hostname} is not this machine; reach another machine's Redis with a password (redis://:PASSWORD@${u.hostname}:${u.port || 6379}) or TLS (rediss://)`);
+    const withPassword = `redis://:PASSWORD@${u.hostname}:${u.port || 6379}`;
+    throw new InputError(`${flag}: ${u.hostname} is not this machine; reach another machine's Redis with a password (${withPassword}) or TLS (rediss://)`);
   }
   const host = u.hostname.replace(/^\[|\]$/g, '');
   return {

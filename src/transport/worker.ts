@@ -92,7 +92,9 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     const j = parsed.data;
     const id = jobId(j);
     if (job.id !== id) throw new UnrecoverableError(`job payload: its id should be ${id}, the queue has ${job.id}`);
-    if (j.build !== buildId()) throw new UnrecoverableError(`job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, npm ci, on the same CPU architecture)`);
+    if (j.build !== buildId()) {
+      throw new UnrecoverableError(`job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, npm ci, on the same CPU architecture)`);
+    }
     if (await redis.exists(keys.result(id))) return 'reused'; // delivered again after another worker finished it
     log(`job ${id}: started (${j.group.keys.length} rollouts)`);
     const makeEngine = async (): Promise<Engine> => {
@@ -111,7 +113,8 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
       try {
         const { branching } = task;
         const record = j.group.kind === 'anchor' && branching ? (slot: number) => branching.record(env, slot) : undefined;
-        return await policies.use(j.policy, makePolicy, async (sampler) => (await runGroups(env, sampler, [j.group], { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record, branching }))[0]);
+        const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record, branching };
+        return await policies.use(j.policy, makePolicy, async (sampler) => (await runGroups(env, sampler, [j.group], options))[0]);
       } finally {
         if (!idle.has(n)) idle.set(n, []);
         idle.get(n)!.push(env);
