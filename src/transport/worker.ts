@@ -106,7 +106,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
       return PolicySampler.create(config, params, { threads: o.threads ?? 1 });
     };
     const n = j.group.keys.length;
-    const t0 = performance.now(); // for the log line only
+    let ms = 0; // the group's own time, for the log line only
     const rollouts = await engines.use(`${canonicalJson(j.task)}#${j.worldModel ?? 'real'}`, makeEngine, async ({ task, idle }) => {
       if (j.group.kind === 'model' && !task.makeModel) throw new UnrecoverableError(`job ${id}: task ${task.id} has no world model here`);
       const env = idle.get(n)?.pop() ?? (await (j.group.kind === 'model' ? task.makeModel!(n) : task.makeReal(n)));
@@ -114,13 +114,17 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
         const { branching } = task;
         const record = j.group.kind === 'anchor' && branching ? (slot: number) => branching.record(env, slot) : undefined;
         const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record, branching };
-        return await policies.use(j.policy, makePolicy, async (sampler) => (await runGroups(env, sampler, [j.group], options))[0]);
+        return await policies.use(j.policy, makePolicy, async (sampler) => {
+          const t0 = performance.now();
+          const [group] = await runGroups(env, sampler, [j.group], options);
+          ms = performance.now() - t0;
+          return group;
+        });
       } finally {
         if (!idle.has(n)) idle.set(n, []);
         idle.get(n)!.push(env);
       }
     });
-    const ms = performance.now() - t0;
     await redis.set(keys.result(id), encodeResult(id, rollouts), 'EX', KEY_TTL_S, 'NX'); // first writer wins
     done++;
     log(`job ${id}: done (${ms.toFixed(1)} ms in the group's rollouts)`);
