@@ -32,7 +32,6 @@ export interface GroupRequest {
 export interface RolloutTransport {
   /** Runs every group of the request; results in job order. */
   run(request: GroupRequest): Promise<Rollout[][]>;
-  close(): Promise<void>;
 }
 
 /** The default: each task's groups (initial-state and branched ones apart) as one batch in its env
@@ -56,6 +55,4 @@ export class InProcessTransport implements RolloutTransport {
     }
     return r.jobs.map((j) => out.get(j)!);
   }
-
-  async close(): Promise<void> {}
 }

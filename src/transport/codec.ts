@@ -5,8 +5,8 @@
 // are tagged, in job payloads too, so a decoded value equals the encoded one bit for bit. Plus the zod
 // schemas of jobs and results (every payload read back is untrusted input).
 import { z } from 'zod';
-import { createHash } from 'node:crypto';
 import { formatZodError } from '../core/spec.ts';
+import { sha256Hex } from '../store/commit.ts';
 import { InputError } from '../core/errors.ts';
 import { checkParamsBuilt } from '../nn/model-bytes.ts';
 import { type ParamStore, ParamRowsSchema, paramRows, paramsFromRows } from '../nn/params.ts';
@@ -23,7 +23,6 @@ function tagOf(v: ArrayBufferView): Tag {
   throw new TypeError(`codec: cannot encode ${v.constructor.name}`);
 }
 
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const pad8 = (n: number) => (n + 7) & ~7;
 const numberTag = (v: unknown) => (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)) ? { $n: Object.is(v, -0) ? '-0' : String(v) } : undefined);
 const isNumberTag = (v: Record<string, unknown>) => Object.keys(v).length === 1 && SPECIAL.includes(v.$n as string);
@@ -102,8 +101,8 @@ const int = z.number().int();
 export const HASH = /^[0-9a-f]{64}$/;
 export const RUN_ID = /^[0-9a-f]{16}$/;
 export const JOB_FORMAT = 'wmrl-rollout-job/1';
-export const RESULT_FORMAT = 'wmrl-rollout-result/1';
-export const MAX_GROUP = 4096;
+const RESULT_FORMAT = 'wmrl-rollout-result/1';
+const MAX_GROUP = 4096;
 
 /** One group (anchor or world-model) as a worker gets it. `task` is the TrainTask's `remote` (the resolver checks it). */
 export const JobSchema = z.strictObject({
@@ -159,12 +158,12 @@ const PolicyVersionSchema = z.strictObject({
 /** A value stored once under its content hash (policy versions, world-model snapshots). */
 export function contentAddressed(value: unknown): { bytes: Buffer; hash: string } {
   const bytes = encodeValue(value);
-  return { bytes, hash: sha256(bytes) };
+  return { bytes, hash: sha256Hex(bytes) };
 }
 
 /** A stored value, checked against the hash it was fetched by. */
 export function checkContent(bytes: Uint8Array, hash: string, what: string): unknown {
-  const got = sha256(bytes);
+  const got = sha256Hex(bytes);
   if (got !== hash) throw new InputError(`${what} ${hash.slice(0, 12)}: its bytes hash to ${got.slice(0, 12)} (corrupted or replaced)`);
   return decodeValue(bytes);
 }

@@ -28,20 +28,24 @@ export async function runJson(args: string[]): Promise<Record<string, any>> {
 
 const BIN = new URL('../../bin/wmrl.mjs', import.meta.url).pathname;
 
+/** Where a child runs: a folder, or a folder and extra environment variables. */
+type Where = string | { cwd: string; env: NodeJS.ProcessEnv };
+const childOptions = (w: Where) => (typeof w === 'string' ? { cwd: w, env: { ...process.env, NO_COLOR: '1' } } : { cwd: w.cwd, env: { ...process.env, NO_COLOR: '1', ...w.env } });
+
 /** Runs the real `wmrl` executable in a child process, as a user would; never throws. */
-export async function wmrlProcess(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function wmrlProcess(where: Where, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
-    execFile('node', [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
+    execFile('node', [BIN, ...args], childOptions(where), (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
 }
 
 /** Starts the real `wmrl` executable and returns the child (to signal) and its outcome. */
-export async function spawnWmrl(cwd: string, ...args: string[]): Promise<{ child: import('node:child_process').ChildProcess; done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> }> {
+export async function spawnWmrl(where: Where, ...args: string[]): Promise<{ child: import('node:child_process').ChildProcess; done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> }> {
   const { spawn } = await import('node:child_process');
-  const child = spawn('node', [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn('node', [BIN, ...args], childOptions(where));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,10 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { QUEUE, redisOptions } from '../../src/transport/index.ts';
 import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
-import { wmrlProcess } from './helpers.ts';
+import { spawnWmrl, wmrlProcess } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/wmrl.mjs');
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-worker-cli-'));
 const metrics = (dir: string) => readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n')
   .map((l) => Object.fromEntries(Object.entries(JSON.parse(l) as Record<string, number>).filter(([k]) => !k.startsWith('time/'))));
@@ -17,8 +16,8 @@ const RUN_FILES = ['checkpoint.json', 'checkpoint.bin', 'policy.onnx', 'policy.j
 const files = (dir: string) => Object.fromEntries(RUN_FILES.map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
 
 /** A `wmrl worker` process; `log` collects its stderr, `started` resolves on its first job. */
-function worker(url: string, env: NodeJS.ProcessEnv = process.env): { proc: ChildProcess; log: () => string; started: Promise<string> } {
-  const proc = spawn('node', [BIN, 'worker', '--redis', url, '--verbose', '--lock-duration', '1000'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+async function worker(url: string, env: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; log: () => string; started: Promise<string> }> {
+  const { child: proc } = await spawnWmrl({ cwd: ROOT, env }, 'worker', '--redis', url, '--verbose', '--lock-duration', '1000');
   let log = '';
   const started = new Promise<string>((resolve) => proc.stderr!.on('data', (d: Buffer) => {
     log += d.toString();
@@ -54,10 +53,10 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
 
   it('in-process, 1 worker (anchors) and 2 workers (all groups): identical metrics (time fields aside), checkpoints and policy files', { timeout: 180_000 }, async () => {
     expect(metrics(local).at(-1)!['refresh/count']).toBeGreaterThan(0);
-    const workers = [worker(server.url)];
+    const workers = [await worker(server.url)];
     try {
       for (const [count, remote] of [[1, 'anchors'], [2, 'all']] as const) {
-        while (workers.length < count) workers.push(worker(server.url));
+        while (workers.length < count) workers.push(await worker(server.url));
         const out = join(tmp, `workers-${count}`);
         const r = await wmrlProcess(ROOT, ...train(), '--out', out, '--redis', server.url, '--remote', remote);
         expect(r.code, r.stderr).toBe(0);
@@ -83,7 +82,7 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
   });
 
   it('a worker killed with a job in flight changes nothing but the time', { timeout: 180_000 }, async () => {
-    const workers = [worker(server.url), worker(server.url)];
+    const workers = [await worker(server.url), await worker(server.url)];
     try {
       const out = join(tmp, 'killed');
       const run = wmrlProcess(ROOT, ...train(), '--out', out, '--redis', server.url, '--remote', 'all');
@@ -101,7 +100,7 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
   });
 
   it('a run stopped and resumed through workers equals the straight in-process run', { timeout: 180_000 }, async () => {
-    const w = worker(server.url);
+    const w = await worker(server.url);
     try {
       const out = join(tmp, 'resumed');
       const first = await wmrlProcess(ROOT, ...train(2), '--out', out, '--redis', server.url, '--remote', 'all');
@@ -138,21 +137,16 @@ describe.runIf(redisTests)('over TLS (rediss://, a private CA through NODE_EXTRA
 
   it('a run through a TLS-only Redis equals the in-process run; without the CA it is refused', { timeout: 120_000 }, async () => {
     const REAL = ['train', '--mode', 'real', '--preset', 'smoke', '--task', 'pick-place', '--iterations', '1'];
-    const env = { ...process.env, NODE_EXTRA_CA_CERTS: server.ca };
+    const env = { NODE_EXTRA_CA_CERTS: server.ca };
     const here = join(tmp, 'tls-local');
     expect((await wmrlProcess(ROOT, ...REAL, '--out', here)).code).toBe(0);
     const untrusted = await wmrlProcess(ROOT, ...REAL, '--out', join(tmp, 'never'), '--redis', server.url);
     expect(untrusted.code).toBe(2);
     expect(untrusted.stderr).toMatch(/--redis: cannot reach Redis at rediss:\/\/localhost:\d+ \(.*(certificate|self.signed)/i);
-    const w = worker(server.url, env);
+    const w = await worker(server.url, env);
     try {
       const out = join(tmp, 'tls');
-      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const p = spawn('node', [BIN, ...REAL, '--out', out, '--redis', server.url], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-        let stderr = '';
-        p.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-        p.on('close', (code) => resolve({ code, stderr }));
-      });
+      const r = await wmrlProcess({ cwd: ROOT, env }, ...REAL, '--out', out, '--redis', server.url);
       expect(r.code, r.stderr).toBe(0);
       expect(w.log()).toMatch(/: done/);
       expect(metrics(out)).toEqual(metrics(here));

@@ -8,7 +8,7 @@ import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig } from
 import { tabletopTrainSetup } from '../../experiment/index.ts';
 import { QueueTransport } from '../../transport/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
-import { UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
+import { REDIS_URL_HELP, UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
@@ -66,7 +66,7 @@ export function registerTrain(program: Command): void {
     .option('--world-model <file>', 'world-model file (modes other than real)', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout (the last metrics line)')
-    .option('--redis <url>', 'run rollout groups on `wmrl worker` processes through this Redis (unix:///path/redis.sock, redis://127.0.0.1:6379, ...); results are the same')
+    .option('--redis <url>', `run rollout groups on \`wmrl worker\` processes through this Redis (${REDIS_URL_HELP}); results are the same`)
     .option('--remote <groups>', 'with --redis: anchors (physics groups on workers) | all (world-model groups too)', 'anchors')
     .addHelpText('after', `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`);
   addServeFlags(cmd, 'training')

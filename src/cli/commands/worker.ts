@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { remoteTaskResolver } from '../../experiment/index.ts';
 import { redactUrl, startWorker } from '../../transport/index.ts';
-import { intFlag, parseOptions } from '../options.ts';
+import { REDIS_URL_HELP, intFlag, parseOptions } from '../options.ts';
 
 const WorkerOptions = z.object({
   redis: z.string().min(1),
@@ -16,7 +16,7 @@ export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description('run rollout jobs of any `wmrl train --redis` run (physics anchors, world-model groups, AutoResearch executions) until Ctrl-C')
-    .requiredOption('--redis <url>', 'unix:///path/redis.sock, redis://127.0.0.1:6379, or for another machine redis://:PASSWORD@host:6379 / rediss://...')
+    .requiredOption('--redis <url>', REDIS_URL_HELP)
     .option('--concurrency <n>', 'jobs at once in this process (one worker process per core is the usual layout)', '1')
     .option('--lock-duration <ms>', 'a job whose worker stops renewing its lock this long goes back to the queue', '10000')
     .option('--threads <n>', 'ORT threads per policy session', '1')
