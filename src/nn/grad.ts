@@ -127,8 +127,6 @@ function sliceGrad(n: Node, g: Tensor): (Tensor | null)[] {
   return [o.pad(g, pads), null, null, null];
 }
 
-const nondiff: GradRule = (n) => n.inputs.map(() => null);
-
 export const GRADIENTS: Record<string, GradRule | 'nondiff'> = {
   Add: (n, g) => [sumTo(g, n.inputs[0].shape), sumTo(g, n.inputs[1].shape)],
   Sub: (n, g) => [sumTo(g, n.inputs[0].shape), sumTo(o.neg(g), n.inputs[1].shape)],

@@ -37,7 +37,7 @@ export function pushGoal(scene: Scene, s: TabletopState, task: TaskInstance, mem
   const zone = scene.zones[task.target.index];
   const ee = s.eePos;
   const objYaw = yawOf(o.quat);
-  if (mem.phase === 'approach' && mem.timer === 0) replan(scene, task, s, mem, plan);
+  if (mem.phase === 'approach' && mem.timer === 0) replan(scene, task, s, plan);
   const leg = plan.legs[0];
   if (!leg) return retreat(mem, s);
   const [px, py] = faceNormal(leg.dir, objYaw);
@@ -114,7 +114,7 @@ function supportAlong2(half: readonly number[], yaw: number, px: number, py: num
 }
 
 /** Plans the legs from the object's current pose to the zone centre and restarts at the first leg. */
-function replan(scene: Scene, task: TaskInstance, s: TabletopState, mem: Memory, plan: PushPlan): void {
+function replan(scene: Scene, task: TaskInstance, s: TabletopState, plan: PushPlan): void {
   const o = s.objects[task.object];
   const zone = scene.zones[task.target.index];
   const yaw = yawOf(o.quat);

@@ -1,6 +1,6 @@
 import { dcos, dsin } from '../core/dmath.ts';
 import type { Scene, SceneObject, Vec3 } from '../scene/schema.ts';
-import { dist3, distToRect, distXY, insideRect, restHeight, supportAlong, uprightness } from './geometry.ts';
+import { dist3, distToRect, distXY, restHeight, supportAlong, uprightness } from './geometry.ts';
 import type { TabletopState, TaskInstance, TaskScore } from './types.ts';
 
 type Family = TaskInstance['family'];

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { clamp } from '../core/dmath.ts';
-import { InputError } from '../core/errors.ts';
 import { parseInput } from '../core/input-file.ts';
 
 // Online Debiasing (design 7.4, the paper's form): a monotone map f from world-model rewards to

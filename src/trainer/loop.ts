@@ -20,7 +20,7 @@ import { modeFlags, type TrainConfig } from './config.ts';
 import { Debiaser } from './debias.ts';
 import { Denoiser } from './denoise.ts';
 import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
-import { type BranchPoint, type Branching, type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp, runGroups } from './rollouts.ts';
+import { type BranchPoint, type Branching, type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
 import { fidelity, evaluate } from './measure.ts';
 import { StartSelector } from './starts.ts';
 import { HybridWeights } from './hybrid.ts';

@@ -18,7 +18,7 @@ export function fidelityStats(segs: readonly GradedSegment[]): { pairs: number; 
   const sign = (x: number) => (Math.abs(x) < 1e-9 ? 0 : Math.sign(x));
   return {
     pairs: segs.length, rankCorr: spearman(rWm, rEnv), gainRankCorr: spearman(gWm, gEnv),
-    bias: segs.length ? mean(rWm) - mean(rEnv) : 0, signAgreement: segs.length ? segs.filter((s, k) => sign(gWm[k]) === sign(gEnv[k])).length / segs.length : 0,
+    bias: segs.length ? mean(rWm) - mean(rEnv) : 0, signAgreement: segs.length ? gWm.filter((g, k) => sign(g) === sign(gEnv[k])).length / segs.length : 0,
   };
 }
 

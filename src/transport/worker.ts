@@ -4,7 +4,6 @@
 // and writes the result once. A bad payload fails that job only; a killed worker's jobs go back to the
 // queue when their lock lapses.
 import { UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { canonicalJson, formatZodError } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
 import { PolicySampler } from '../policy/sampler.ts';

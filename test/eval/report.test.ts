@@ -58,7 +58,7 @@ describe('eval report', () => {
     try {
       const args = ['eval', '--policy', 'random', '--task', 'put-in-bin', '--episodes', '3', '--seed', '5', '--json'];
       const a = await runJson([...args, '--out', join(dir, 'a')]);
-      const b = await runJson([...args, '--out', join(dir, 'b')]);
+      await runJson([...args, '--out', join(dir, 'b')]);
       for (const k of ['tabletop/put-in-bin', 'overall']) expect(Object.keys(a.results[k])).toEqual(expect.arrayContaining(['success_rate', 'ci_low', 'ci_high', 'episodes']));
       expect(await readFile(join(dir, 'a', 'report.json'), 'utf8')).toBe(await readFile(join(dir, 'b', 'report.json'), 'utf8'));
     } finally {

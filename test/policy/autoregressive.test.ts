@@ -6,7 +6,6 @@ import type { BatchObs } from '../../src/env/types.ts';
 import { Graph, type TypedArray } from '../../src/nn/ir.ts';
 import { writeOnnx } from '../../src/nn/onnx.ts';
 import { ParamStore } from '../../src/nn/params.ts';
-import { tensor } from '../../src/nn/runtime.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { AGENT_SIZES } from '../../src/policy/presets.ts';
 import { PolicySampler, samplerPolicy } from '../../src/policy/sampler.ts';

@@ -3,7 +3,7 @@ import { Rng } from '../../src/core/rng.ts';
 import { backward } from '../../src/nn/grad.ts';
 import { Graph, type TypedArray } from '../../src/nn/ir.ts';
 import { writeOnnx } from '../../src/nn/onnx.ts';
-import { Session, type Feeds, floatData, tensor } from '../../src/nn/runtime.ts';
+import { Session, type Feeds, floatData } from '../../src/nn/runtime.ts';
 import type { VlaConfig } from '../../src/policy/vla.ts';
 import { PPO_IO, type PpoCoefficients, ppoLossBuilder } from '../../src/trainer/loss.ts';
 import { type PolicySample, obsRow, ppoFeeds } from '../../src/trainer/policy-trainer.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as ortNode from 'onnxruntime-node';
 import * as ortWeb from 'onnxruntime-web';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { OrtBinding } from '../../../src/nn/runtime.ts';
 import { createTabletopEnv } from '../../../src/physics/env.ts';
 import { ACTION_NAMES } from '../../../src/physics/actions.ts';
