@@ -1,18 +1,14 @@
 // Training checkpoints in a run folder: checkpoint.bin (float32: the parameters, AdamW first and second
 // moments, then any extra stores such as the best weights so far) and checkpoint.json (format, step,
-// run key, caller fields, the array layout and the sha256 of checkpoint.bin), written as one commit
-// (src/store). Readers verify the hash and refuse non-finite values. Node-only (fs).
-import { existsSync } from 'node:fs';
+// run key, caller fields, the array layout and the sha256 of checkpoint.bin), committed as one unit by
+// src/store's run helper. Readers verify the hash and refuse non-finite values. Node-only (fs).
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { readInputFile, readInputJson } from '../core/input-file.ts';
-import { type CommitOptions, commitFiles, recoverFolder, sha256Hex } from '../store/index.ts';
+import { CHECKPOINT_BIN, CHECKPOINT_JSON, type CommitOptions, commitCheckpoint, recoverFolder, sha256Hex } from '../store/index.ts';
 import { ParamStore } from './params.ts';
 import type { OptimizerState } from './train.ts';
-
-export const CHECKPOINT_JSON = 'checkpoint.json';
-export const CHECKPOINT_BIN = 'checkpoint.bin';
 
 const InfoSchema = z.object({ name: z.string(), shape: z.array(z.number().int().positive()), trainable: z.boolean(), decay: z.boolean() });
 
@@ -46,12 +42,6 @@ export interface TrainCheckpoint {
 
 const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 
-/** True when `dir` holds a checkpoint (an interrupted commit is rolled forward first). */
-export function hasCheckpoint(dir: string): boolean {
-  recoverFolder(dir);
-  return existsSync(join(dir, CHECKPOINT_JSON));
-}
-
 function refuseNonFinite(what: string, a: ArrayLike<number>): void {
   for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i])) throw new Error(`saveTrainCheckpoint: refusing to write ${what}[${i}] = ${a[i]}`);
 }
@@ -78,7 +68,7 @@ export function saveTrainCheckpoint(dir: string, format: string, ck: TrainCheckp
     stores: Object.fromEntries(Object.entries(stores).map(([key, s]) => [key, s.names.map((n) => s.info(n))])),
     trainable,
   };
-  commitFiles([{ path: join(dir, CHECKPOINT_BIN), data: bin }, { path: join(dir, CHECKPOINT_JSON), data: `${JSON.stringify(json, null, 2)}\n` }], commit);
+  commitCheckpoint(dir, bin, json, commit);
 }
 
 /** Reads and verifies a checkpoint; every problem is an InputError naming the file and field. */

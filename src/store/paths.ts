@@ -1,9 +1,7 @@
-// Output-path checks run before any work starts, and the metrics-file truncation of a resumed run.
-// Node-only.
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+// Output-path checks run before any work starts. Node-only.
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InputError } from '../core/errors.ts';
-import { commitFiles } from './commit.ts';
 
 /** The nearest existing ancestor of `path` must be a writable folder (so the rest can be created). */
 function checkCreatable(path: string, flag: string): void {
@@ -30,21 +28,4 @@ export function checkOutputDir(path: string, flag: string): void {
     return;
   }
   checkCreatable(path, flag);
-}
-
-/** Keeps the JSONL lines whose `step` is at most `step` (a resumed run rewrites the rest); a line that
- *  is not JSON is an InputError naming the file and line. */
-export function truncateMetrics(path: string, step: number): void {
-  if (!existsSync(path)) return;
-  const kept = readFileSync(path, 'utf8').split('\n').filter((line, i) => {
-    if (!line.trim()) return false;
-    let s: unknown;
-    try {
-      s = (JSON.parse(line) as { step?: unknown }).step;
-    } catch {
-      throw new InputError(`${path}: line ${i + 1} is not JSON`);
-    }
-    return typeof s === 'number' && s <= step;
-  });
-  commitFiles([{ path, data: kept.map((l) => `${l}\n`).join('') }]);
 }

@@ -8,7 +8,6 @@ import { Graph } from '../../nn/ir.ts';
 import { ParamStore } from '../../nn/params.ts';
 import { fixedCameras, tabletopSpec } from '../../physics/index.ts';
 import { BcTrainer } from '../../policy/bc.ts';
-import { hasCheckpoint } from '../../nn/checkpoint-file.ts';
 import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import { loadBcCheckpoint, saveBcCheckpoint } from '../../policy/bc-checkpoint.ts';
 import { savePolicy } from '../../policy/model.ts';
@@ -20,7 +19,7 @@ import { demosToDataset, readDemoFolder } from '../../demos/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene } from '../scene.ts';
-import { checkOutputDir, checkOutputFile, lockFile, lockFolder, truncateMetrics } from '../../store/index.ts';
+import { checkOutputDir, checkOutputFile, hasCheckpoint, lockFile, lockFolder, truncateMetrics } from '../../store/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 
 const PretrainOptions = z.object({

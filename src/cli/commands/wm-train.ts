@@ -6,10 +6,9 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { hashOf } from '../../core/hash.ts';
 import { canonicalJson, jsonLine } from '../../core/spec.ts';
-import { hasCheckpoint } from '../../nn/checkpoint-file.ts';
 import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import type { Scene } from '../../scene/index.ts';
-import { checkOutputDir, checkOutputFile, lockFile, lockFolder, truncateMetrics } from '../../store/index.ts';
+import { checkOutputDir, checkOutputFile, hasCheckpoint, lockFile, lockFolder, truncateMetrics } from '../../store/index.ts';
 import {
   ActionCoder, EnsembleDynamics, evaluateDynamics, limitsFromScene, loadWmCheckpoint, readEpisodeData, saveWmCheckpoint, saveWmModel, stateLayout,
   stepsForBudget, TransitionSet, WorldModelTrainer, type EpisodeData, type FitMetrics, type FitResult, type WmCheckpoint,
