@@ -9,12 +9,12 @@ import { DRAW, Rng } from '../core/rng.ts';
 import { InputError } from '../core/errors.ts';
 import { canonicalJson, jsonLine } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
-import { hasCheckpoint, loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
+import { loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
 import type { ParamStore } from '../nn/params.ts';
 import { savePolicy } from '../policy/model.ts';
 import { PolicySampler } from '../policy/sampler.ts';
 import type { VlaConfig } from '../policy/vla.ts';
-import { commitFiles, truncateMetrics } from '../store/index.ts';
+import { checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { Advantages } from './advantages.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
 import { Debiaser } from './debias.ts';
@@ -78,7 +78,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const metricsPath = join(runDir, 'metrics.jsonl');
 
   // state: policy, optimizer, reference, corrections; every random draw derives from (seed, iteration, ...)
-  const ck = opts.resume ? loadCheckpoint(runDir, run) : null;
+  const ck = resumeCheckpoint(runDir, run, opts.resume, (dir) => loadTrainCheckpoint(dir, CHECKPOINT_FORMAT));
   const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; starts: unknown; hybrid: unknown; totals: { physicsSteps: number; modelSteps: number; refreshes: number }; pool: BranchPoint[];
     refresh: { episodes: Parameters<typeof unpackEpisodes>[1]; model: Parameters<typeof unpackModelState>[1] | null } } | undefined;
   const debiaser = info ? Debiaser.fromState(info.debias) : new Debiaser(cfg.debias);
@@ -91,11 +91,8 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const params = ck?.params ?? setup.policy.params;
   const reference = ck?.extra.reference ?? setup.policy.params;
   const start = ck?.step ?? 0;
-  if (ck) truncateMetrics(metricsPath, start);
-  else {
-    commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: run.tasks }, null, 2)}\n` }]);
-    writeFileSync(metricsPath, '');
-  }
+  if (!ck) commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: run.tasks }, null, 2)}\n` }]);
+  startMetrics(metricsPath, ck ? start : null);
   const runId = hashOf(canonicalJson(run), resolve(runDir));
   const runtime = { threads: cfg.threads };
   const sampler = await PolicySampler.create(setup.policy.config, params, runtime);
@@ -289,7 +286,7 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       opts.onPolicy?.(it + 1, trainer.params());
       done = it + 1;
       const stopping = opts.shouldStop?.() ?? false;
-      if ((it + 1) % cfg.checkpointEvery === 0 || it + 1 === cfg.iterations || stopping) save(it + 1);
+      if (checkpointDue(it + 1, cfg.checkpointEvery, cfg.iterations, stopping)) save(it + 1);
       if (stopping) break;
     }
     const final = trainer.params();
@@ -299,11 +296,4 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
     for (const e of envs) { e.real?.close(); if (e.eval !== e.real) e.eval?.close(); e.model?.close(); }
     await Promise.all([sampler.close(), refSampler.close(), trainer.close()]);
   }
-}
-
-function loadCheckpoint(runDir: string, run: unknown) {
-  if (!hasCheckpoint(runDir)) throw new InputError(`--resume: no checkpoint in ${runDir}`);
-  const ck = loadTrainCheckpoint(runDir, CHECKPOINT_FORMAT);
-  if (canonicalJson(ck.run) !== canonicalJson(run)) throw new InputError(`--resume: the checkpoint in ${runDir} belongs to a run with another config or tasks`);
-  return ck;
 }
