@@ -46,10 +46,10 @@ function compact(y: readonly number[]): { y: number[]; back: (k: number) => numb
   return { y: y.map((c) => index.get(c)!), back: (k) => present[k] ?? present[0], count: present.length };
 }
 
-function classifier(fit: (x: number[][], y: number[], count: number, d: LearnerInput, p: Resolved) => (x: number[][]) => number[]): Adapter {
+function classifier(train: (x: number[][], y: number[], count: number, d: LearnerInput, p: Resolved) => (x: number[][]) => number[]): Adapter {
   return (d, p) => {
     const c = compact(d.y);
-    const predict = fit(d.x, c.y, c.count, d, p);
+    const predict = train(d.x, c.y, c.count, d, p);
     return d.evals.map((e) => predict(e).map(c.back));
   };
 }

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { checkProgram, parseTokens, programText, type Program } from './dsl.ts';
-import { type ExecLimits, type Executor } from './executor.ts';
+import type { ExecLimits, Executor } from './executor.ts';
 import { leaderboardPosition } from './leaderboard.ts';
 import type { TaskData } from './tasks.ts';
 

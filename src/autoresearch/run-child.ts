@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { checkProgram, ProgramSchema } from './dsl.ts';
 import { loadTask } from './data-file.ts';
+import type { TaskData } from './tasks.ts';
 import { runProgram } from './runner.ts';
 
 const ChildInputSchema = z.object({ task: z.string(), program: ProgramSchema, seed: z.number().int().safe() }).strict();
@@ -34,7 +35,7 @@ function parseInput(text: string): z.output<typeof ChildInputSchema> {
 
 async function main(): Promise<void> {
   const input = parseInput(await readInput());
-  let task;
+  let task: TaskData;
   try {
     task = loadTask(input.task);
   } catch (e) {

@@ -7,7 +7,7 @@ const PIO2_LO = 6.077100506506192e-11;
 const LN2_HI = 0.6931471803691238;
 const LN2_LO = 1.9082149292705877e-10;
 const INV_PIO2 = 0.6366197723675814;
-const INV_LN2 = 1.4426950408889634;
+const INV_LN2 = Math.LOG2E;
 
 function sinKernel(r: number): number {
   const z = r * r;

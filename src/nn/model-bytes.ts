@@ -63,7 +63,7 @@ export interface ModelBytes {
 }
 
 export function sidecarPath(onnxPath: string): string {
-  return onnxPath.replace(/\.onnx$/, '') + '.json';
+  return `${onnxPath.replace(/\.onnx$/, '')}.json`;
 }
 
 /** The path of a sibling file `file` of `onnxPath` (same folder; '/' or '\' separated). */

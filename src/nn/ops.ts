@@ -84,7 +84,7 @@ export function stopGradient(x: Tensor): Tensor {
   return x.graph.node('Identity', [x], [{ dtype: x.dtype, shape: x.shape }], {}, { stop: true })[0];
 }
 
-export function isNaN(x: Tensor): Tensor {
+export function isNan(x: Tensor): Tensor {
   return x.graph.node('IsNaN', [x], [{ dtype: 'bool', shape: x.shape }])[0];
 }
 

@@ -1,6 +1,6 @@
 // In-graph AdamW: backward + global-norm clipping + bias-corrected AdamW + the NaN/Inf guard, appended
 // to a loss graph so one session.run does a whole training step. Browser-safe.
-import { type Graph, type Tensor } from './ir.ts';
+import type { Graph, Tensor } from './ir.ts';
 import * as o from './ops.ts';
 import { backward } from './grad.ts';
 
@@ -40,7 +40,7 @@ export interface TrainGraphLayout {
 }
 
 function isFiniteScalar(x: Tensor): Tensor {
-  return o.not(o.or(o.isNaN(x), o.isInf(x)));
+  return o.not(o.or(o.isNan(x), o.isInf(x)));
 }
 
 /**

@@ -4,7 +4,7 @@
 // Browser-safe.
 import * as defaultOrt from '#ort';
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
-import { type DType, type FloatType, type TypedArray } from './ir.ts';
+import type { DType, FloatType, TypedArray } from './ir.ts';
 
 /** An ORT package's runtime entry points: `import * as ort from 'onnxruntime-web'` (or -node) fits. */
 export interface OrtBinding {

@@ -2,7 +2,7 @@
 // and run key (checkpoint.json), committed as one unit with the sha256 of the .bin (nn/checkpoint-file).
 // Node-only.
 import { InputError } from '../core/errors.ts';
-import { type CommitOptions } from '../store/index.ts';
+import type { CommitOptions } from '../store/index.ts';
 import { loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { OptimizerState } from '../nn/train.ts';

@@ -10,7 +10,7 @@ export interface CameraPose {
 
 /** Focal length in pixels for the vertical field of view: (height / 2) / tan(fov / 2). */
 export function focalPixels(camera: CameraConfig): number {
-  const half = (camera.fovDeg * 3.141592653589793) / 360;
+  const half = (camera.fovDeg * Math.PI) / 360;
   return (camera.height / 2) * (dcos(half) / dsin(half));
 }
 

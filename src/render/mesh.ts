@@ -53,7 +53,7 @@ function cylinderMesh(b: MeshBuilder, halfExtents: readonly number[]): void {
   const r = halfExtents[0];
   const hz = halfExtents[2];
   const n = CYLINDER_SIDES;
-  const step = (2 * 3.141592653589793) / n;
+  const step = (2 * Math.PI) / n;
   for (let k = 0; k < n; k++) {
     const c = dcos(k * step);
     const s = dsin(k * step);

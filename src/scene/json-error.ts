@@ -11,7 +11,12 @@ export function jsonErrorOffset(text: string): number {
     while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
   };
   const literal = (word: string) => {
-    for (const ch of word) if (text[i++] !== ch) (i--, fail());
+    for (const ch of word) {
+      if (text[i++] !== ch) {
+        i--;
+        fail();
+      }
+    }
   };
   const string = () => {
     i++; // opening quote
@@ -21,7 +26,12 @@ export function jsonErrorOffset(text: string): number {
       if (text[i] === '\\') {
         i++;
         if (text[i] === 'u') {
-          for (let k = 1; k <= 4; k++) if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) (i += k, fail());
+          for (let k = 1; k <= 4; k++) {
+            if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) {
+              i += k;
+              fail();
+            }
+          }
           i += 4;
         } else if (!'"\\/bfnrt'.includes(text[i] ?? 'x')) fail();
       }
@@ -38,13 +48,13 @@ export function jsonErrorOffset(text: string): number {
   const value = (): void => {
     ws();
     const c = text[i];
-    if (c === '{') return container('}', true);
-    if (c === '[') return container(']', false);
-    if (c === '"') return string();
-    if (c === 't') return literal('true');
-    if (c === 'f') return literal('false');
-    if (c === 'n') return literal('null');
-    if (c === '-' || (c >= '0' && c <= '9')) return number();
+    if (c === '{') return void container('}', true);
+    if (c === '[') return void container(']', false);
+    if (c === '"') return void string();
+    if (c === 't') return void literal('true');
+    if (c === 'f') return void literal('false');
+    if (c === 'n') return void literal('null');
+    if (c === '-' || (c >= '0' && c <= '9')) return void number();
     fail();
   };
   const container = (close: string, object: boolean) => {

@@ -20,7 +20,7 @@ export interface Mount {
 export function fileInside(dir: string, rel: string): string | null {
   if (!existsSync(dir) || rel.split('/').some((p) => p === '..') || rel.includes('\\') || rel.includes('\0')) return null;
   const base = realpathSync(dir);
-  const path = resolve(base, '.' + '/' + rel);
+  const path = resolve(base, `./${rel}`);
   if (!existsSync(path)) return null;
   const real = realpathSync(path);
   if (!real.startsWith(base + sep) || !statSync(real).isFile()) return null;
@@ -32,19 +32,19 @@ export function serveStatic(mounts: readonly Mount[], req: IncomingMessage, res:
     res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(text);
   };
-  if (req.method !== 'GET' && req.method !== 'HEAD') return fail(405, 'method not allowed');
+  if (req.method !== 'GET' && req.method !== 'HEAD') return void fail(405, 'method not allowed');
   let path: string;
   try {
     path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
   } catch {
-    return fail(400, 'bad path');
+    return void fail(400, 'bad path');
   }
   if (path === '/') path = '/index.html';
   const mount = [...mounts].sort((a, b) => b.prefix.length - a.prefix.length).find((m) => path.startsWith(m.prefix));
   const ext = extname(path);
-  if (!mount || !(ext in TYPES) || (mount.extensions && !mount.extensions.includes(ext))) return fail(404, 'not found');
+  if (!mount || !(ext in TYPES) || (mount.extensions && !mount.extensions.includes(ext))) return void fail(404, 'not found');
   const file = fileInside(mount.dir, path.slice(mount.prefix.length));
-  if (!file) return fail(404, 'not found');
+  if (!file) return void fail(404, 'not found');
   res.writeHead(200, { 'content-type': TYPES[ext], 'content-length': statSync(file).size, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
   if (req.method === 'HEAD') return void res.end();
   createReadStream(file).pipe(res);

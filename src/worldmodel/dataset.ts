@@ -4,7 +4,7 @@ import { actionBins, type EnvSpec } from '../core/spec.ts';
 import { readEpisodeFolder } from '../rollout/episode-file.ts';
 import type { Scene } from '../scene/schema.ts';
 import { stateNames } from '../task/state.ts';
-import { ActionCoder, commandPrior, stateFeatures, type StateLayout } from './features.ts';
+import { type ActionCoder, commandPrior, stateFeatures, type StateLayout } from './features.ts';
 
 /** One recorded episode: (length + 1) packed states and length step-major action token rows. */
 export interface EpisodeData {

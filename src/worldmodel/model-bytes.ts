@@ -35,7 +35,7 @@ export interface WmModel {
 const WM_META = 'world-model env metadata';
 
 export function metaPath(onnxPath: string): string {
-  return onnxPath.replace(/\.onnx$/, '') + '.wm.json';
+  return `${onnxPath.replace(/\.onnx$/, '')}.wm.json`;
 }
 
 /** The physical limits predicted states are kept inside (tool yaw +-pi/2 as physics clamps it). */

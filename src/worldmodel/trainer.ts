@@ -9,7 +9,7 @@ import { WM_NORM, worldModelLossBuilder, worldModelStepBuilder, type WorldModelN
 import { ParamStore } from '../nn/params.ts';
 import { floatData, tensor } from '../nn/runtime.ts';
 import { ForwardSession, type OptimizerState, TrainSession } from '../nn/train.ts';
-import { columnStats, type EpisodeData, TransitionSet } from './dataset.ts';
+import { columnStats, type EpisodeData, type TransitionSet } from './dataset.ts';
 import { ensembleLossBuilder } from './loss.ts';
 
 export interface NetOptions {

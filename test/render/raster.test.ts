@@ -62,7 +62,7 @@ describe('rasteriser', () => {
     expect(Math.abs(red.col - 31.5)).toBeLessThan(0.3);
     expect(Math.abs(red.row - 31.5)).toBeLessThan(0.3);
     // lying on its side (axis along y) it shows its side facets
-    const lying = createRenderer(scene, 'top').render([pose('red_cube', [0, -0.15, 0.04], [0.7071067811865476, 0, 0, 0.7071067811865476])]);
+    const lying = createRenderer(scene, 'top').render([pose('red_cube', [0, -0.15, 0.04], [Math.SQRT1_2, 0, 0, Math.SQRT1_2])]);
     const lyingRed = pixels(lying, 64, isRed);
     // silhouette: 2 * 0.04 wide (x, widest 0.46 m away) by 2 * 0.03 long (y, longest at the top, 0.42 m)
     const box = ((0.08 * 64) / 0.46) * ((0.06 * 64) / 0.42);

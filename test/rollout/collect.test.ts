@@ -8,7 +8,7 @@ describe('collectEpisodes', () => {
     const run = async (numEnvs: number) => {
       const env = new CodeLockEnv(numEnvs);
       // Enters the right code for even seeds and a wrong first digit for odd ones.
-      let current: number[] = [];
+      const current: number[] = [];
       const policy: Policy = {
         onReset: (idx, info) => { for (const i of idx) current[i] = info.seeds[i]; },
         act: (obs) => ({ actions: { digit: Int32Array.from({ length: numEnvs }, (_, i) => {

@@ -9,7 +9,7 @@ import { defaultRunDir } from './rollout.ts';
 
 export const DEFAULT_EVAL_TEMPERATURE = 1;
 
-const EvalOptions = z.object({
+const EvalFlags = z.object({
   policy: z.string().min(1).optional(),
   compare: z.array(z.string().min(1)).length(2, 'takes exactly two policies: --compare A B').optional(),
   split: splitFlag,
@@ -22,7 +22,7 @@ const EvalOptions = z.object({
   scene: z.string().optional(),
   json: z.boolean().optional(),
 });
-export type EvalOpts = z.infer<typeof EvalOptions>;
+export type EvalOpts = z.infer<typeof EvalFlags>;
 
 /** The flags as the library's options: the scene loaded, tasks resolved, one or two policies. */
 export function evalOptions(opts: EvalOpts, onEpisode?: () => void): EvalOptions {
@@ -49,7 +49,7 @@ export function registerEval(program: Command): void {
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout')
     .action(async (raw) => {
-      const opts = parseOptions(EvalOptions, raw);
+      const opts = parseOptions(EvalFlags, raw);
       const eo = evalOptions(opts);
       const out = opts.out ?? defaultRunDir('eval');
       const { report, files } = await withFolderLock(out, '--out', async () => {
