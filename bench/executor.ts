@@ -4,7 +4,7 @@
 // .ts versions through tsx (`node bin/run-ts.mjs trivial.ts`, as our scripts run). Then the cost of each
 // containment layer alone (permission flags, unshare -n, prlimit --as) and of the executor's whole
 // command line on the same script, and the one-off compile of a .ts script. Medians over >= 5 batch
-// pairs. Target (issue 12): <= 100 ms per run beyond the work itself.
+// pairs. Target: <= 100 ms per run beyond the work itself.
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';

@@ -3,7 +3,7 @@ import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// Enforces the folder boundaries of design.md section 2: which src folders and packages each may import.
+// Enforces the folder boundaries each src/<folder>/index.ts states: which src folders and packages each may import.
 const SRC = resolve(import.meta.dirname, '../src');
 const ENGINES = ['physics', 'worldmodel', 'autoresearch'];
 const FORBIDDEN: Record<string, string[]> = {
@@ -85,7 +85,7 @@ function target(file: string, spec: string): string {
   return spec.startsWith('@') ? spec.split('/')[0] : spec.split('/')[0];
 }
 
-describe('folder boundaries (design.md section 2)', () => {
+describe('folder boundaries', () => {
   const files = tsFiles(SRC);
 
   it('every folder has an index.ts that says what it owns', () => {

@@ -5,7 +5,7 @@
 // scratch folder and the job's readPaths, writes only of scratch, and no child processes, workers or
 // addons; --max-old-space-size caps the JS heap; a timer kills the process group; output is capped.
 // Where unshare or prlimit does not work the report says so (network, warnings) instead of failing.
-// Node-only (design.md section 8).
+// Node-only.
 //
 // Child contract: the script reads its input as JSON from the file named by $WMRL_INPUT (in its scratch
 // folder $WMRL_SCRATCH, which is also its cwd) and prints its result as one JSON line, the last line on

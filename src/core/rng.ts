@@ -29,7 +29,7 @@ export const DRAW = {
 
 /** The generator of one random draw site: `purpose` names the consumer (policy sampling, token noise,
  *  member choice ...), `episode` the episode's key and `step` its step, so an episode's draws never
- *  depend on how episodes are batched, ordered or split across workers (design section 11). */
+ *  depend on how episodes are batched, ordered or split across workers (docs/run-state.md#determinism). */
 export function drawRng(seed: number, episode: number, step: number, purpose: number): Rng {
   return new Rng([seed, episode, step], purpose);
 }

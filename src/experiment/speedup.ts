@@ -1,4 +1,4 @@
-// The speedup experiment (issue 10): `real`, `wmrl` and the ablations trained on the same seeds, each run
+// The speedup experiment (docs/speedup.md): `real`, `wmrl` and the ablations trained on the same seeds, each run
 // a `wmrl train` child process (resumable, at most `jobs` at once), then held-out evaluation in physics,
 // paired against the base policy, split into seen and reserved object-target pairs. Finished runs and
 // evaluations are kept in the runs folder and skipped when the experiment is run again.

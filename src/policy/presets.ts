@@ -21,7 +21,7 @@ export const PRETRAIN_SIZES = {
   keypoints16: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 1, pad: 1 }], film: 2, keypoints: 'replace' },
 } satisfies Record<string, VlaSizes>;
 
-/** The AutoResearch agent (issue 12): no camera; the task text + feedback through attention pooling,
+/** The AutoResearch agent (docs/autoresearch.md#the-agent): no camera; the task text + feedback through attention pooling,
  *  the dataset meta-features as the box, and autoregressive heads over the program's token slots
  *  (~93 k parameters with the 50-token DSL vocabulary, 12 slots and a ~25-word text vocabulary). */
 export const AGENT_SIZES: VlaSizes = {

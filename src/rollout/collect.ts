@@ -1,7 +1,7 @@
 import type { BatchAction, BatchObs, Env, ResetInfo } from '../env/types.ts';
 
 /** Which episode each env slot is running and how far it is: random draws of a policy derive from
- *  (its seed, keys[i], steps[i]) so they never depend on the batch layout (design section 11). */
+ *  (its seed, keys[i], steps[i]) so they never depend on the batch layout (docs/run-state.md#determinism). */
 export interface StepContext {
   /** The episode key of slot i (its seed unless the caller keyed episodes otherwise); -1 = idle. */
   readonly keys: Float64Array;

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { clamp } from '../core/dmath.ts';
 import { parseInput } from '../core/input-file.ts';
 
-// GRPO group advantages (design 7.6) with the optional weights of 7.5: a per-group weight (the
-// denoiser's w on anchor groups) and per-rollout weights from ensemble reward variance.
+// GRPO group advantages with optional weights: a per-group weight (the denoiser's w on anchor
+// groups) and per-rollout weights from ensemble reward variance.
 
 export const EnsembleWeightsSchema = z.object({
   enabled: z.boolean().default(false).describe('weigh world-model rollouts by their ensemble reward variance (beyond the paper; ablated)'),
@@ -105,7 +105,7 @@ export class Advantages {
     return { ...g, advantages, weights };
   }
 
-  /** The order of design 7.4: world-model rewards go through the debiaser's f BEFORE
+  /** World-model rewards go through the debiaser's f BEFORE
    *  standardisation (z-scoring would cancel an affine map; only f's non-affine part survives). */
   worldModelGroup(
     rWm: readonly (number | null)[],

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clamp } from '../core/dmath.ts';
 import { parseInput } from '../core/input-file.ts';
 
-// Online Debiasing (design 7.4, the paper's form): a monotone map f from world-model rewards to
+// Online Debiasing (the paper's form): a monotone map f from world-model rewards to
 // physics rewards, refit from a FIFO of (r_wm, r_env) anchor pairs.
 
 export const DebiasConfigSchema = z.object({

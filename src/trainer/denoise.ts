@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clamp, dpow } from '../core/dmath.ts';
 import { parseInput } from '../core/input-file.ts';
 
-// Inverse-Variance Denoising (design 7.5, the paper's form): a weight w >= 1 on anchor-group
+// Inverse-Variance Denoising (the paper's form): a weight w >= 1 on anchor-group
 // advantages that grows with the world model's disagreement with physics on anchor groups.
 //
 // η² is the EMA of the per-group relative residual variance s² (the world model's noise as a

@@ -1,4 +1,4 @@
-// The WMRL loop (design section 7), top to bottom like CleanRL's ppo.py. Per iteration: plan the groups
+// The WMRL loop (docs/trainer.md), top to bottom like CleanRL's ppo.py. Per iteration: plan the groups
 // (anchors in physics, the rest in the world model), roll them out, grade the anchors in the world model
 // too, feed the debiaser and the denoiser, standardise rewards per group, and take PPO steps on the
 // sampled tokens. Generic over envs: the tasks arrive as factories; nothing here knows the tabletop.

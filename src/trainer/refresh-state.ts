@@ -1,4 +1,4 @@
-// The world-model refresh as the loop sees it (design 7.7): anchor episodes in, warm-started retraining
+// The world-model refresh as the loop sees it: anchor episodes in, warm-started retraining
 // on a schedule of physics steps, and its state packed into the run's checkpoint as one unit.
 import type { OptimizerState } from '../nn/train.ts';
 import { ParamStore } from '../nn/params.ts';

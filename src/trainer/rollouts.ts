@@ -9,7 +9,7 @@ import { samplerPolicy } from '../policy/sampler.ts';
 import { collectEpisodes, type CollectOptions, type Policy } from '../rollout/index.ts';
 import { obsRow, stackObs } from './policy-trainer.ts';
 
-/** A real state an anchor rollout visited: where world-model groups branch (design 7.2). */
+/** A real state an anchor rollout visited: where world-model groups branch. */
 export interface BranchPoint {
   /** Index of the task in the setup. */
   task: number;

@@ -1,4 +1,4 @@
-// Start selection (River's environment filter, design 7 / issue 10): keep a running success estimate per
+// Start selection (River's environment filter; docs/trainer.md#start-selection): keep a running success estimate per
 // start and draw starts whose outcome under the current policy is uncertain, so that fewer groups are
 // all-success or all-failure. Initial states come from a fixed pool of train starts weighted by
 // p(1 − p) of a Laplace estimate (unvisited starts count as p = 1/2); branch points are weighted by

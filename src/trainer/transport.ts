@@ -1,4 +1,4 @@
-// Where rollout groups run (design section 12): the trainer hands each iteration's groups to a
+// Where rollout groups run (docs/scale-out.md): the trainer hands each iteration's groups to a
 // transport and takes their rollouts back, group by group. In this process by default (one batch per
 // task and start kind on the trainer's own envs and sampler); src/transport sends them to workers
 // through Redis. A group's result depends only on (policy, world model, task, start, rollout keys), so

@@ -1,4 +1,4 @@
-// transport: anchor groups as jobs on BullMQ + Redis (design section 12); the trainer's side, the
+// transport: rollout groups as jobs on BullMQ + Redis (docs/scale-out.md); the trainer's side, the
 // worker's side, the exact codec and the Redis URL rules. Must not import the engines, experiment or cli.
 export * from './codec.ts';
 export * from './redis.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJson } from './helpers.ts';
 
 // Every random draw of episode k derives from (seed, episode, step), never from the batch layout: the
-// same command at --num-envs 1, 3 and 8 writes byte-identical files (design section 11).
+// same command at --num-envs 1, 3 and 8 writes byte-identical files (docs/run-state.md#determinism).
 const TINY = join(import.meta.dirname, '../../models/tiny-policy.onnx');
 let dir = '';
 beforeAll(async () => {

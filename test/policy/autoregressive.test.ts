@@ -17,7 +17,7 @@ import { type PolicySample, PolicyTrainer, obsRow } from '../../src/trainer/poli
 import { checkLoss } from '../nn/gradcheck.ts';
 import { policyLoss } from './fixtures.ts';
 
-// The AutoResearch agent's interface (issue 12): a text (task description + feedback) and a box of dataset
+// The AutoResearch agent's interface (docs/autoresearch.md#the-agent): a text (task description + feedback) and a box of dataset
 // meta-features, no camera; the action is a program of 12 token slots over the ~50-word DSL vocabulary.
 const SLOTS = 12;
 const VOCAB = 50;

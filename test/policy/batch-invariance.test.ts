@@ -12,7 +12,7 @@ import { type VlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
 import { randomObs, tinyConfig } from './fixtures.ts';
 
 // ORT's ReduceSum takes SIMD paths that depend on where a row sits in memory, so a row's result could
-// depend on the batch it is computed in. Rollouts must not (design section 11): the networks sum with
+// depend on the batch it is computed in. Rollouts must not (docs/run-state.md#determinism): the networks sum with
 // MatMuls, whose kernels accumulate every row in the same order wherever it sits.
 
 /** Row r of a batched observation. */
