@@ -1,3 +1,2 @@
-// cli: the only place concrete envs are wired to the trainer; every `wmrl` command lives here.
+// cli: every `wmrl` command: flags to options, concrete envs to the trainer, printing.
 export { buildProgram, main } from './main.ts';
-export { createRegistry } from './envs.ts';

@@ -7,3 +7,4 @@ export * from './main-job.ts';
 export * from './research.ts';
 export * from './research-speedup.ts';
 export * from './remote.ts';
+export * from './registry.ts';

@@ -1,4 +1,6 @@
-// trainer: the WMRL loop, debias, denoise, anchors, losses, checkpoints. Must not import physics, worldmodel, autoresearch.
+// trainer: the WMRL loop, anchor and world-model groups (branching, grading), group advantages, debias,
+// denoise, start selection, losses, checkpoints, the transport contract. Must not import physics,
+// worldmodel, autoresearch.
 export * from './debias.ts';
 export * from './denoise.ts';
 export * from './advantages.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/cli/envs.ts';
+import { createRegistry } from '../../src/experiment/registry.ts';
 import { checkEnv } from '../../src/env/index.ts';
 import { loadSceneFile, DEFAULT_SCENE_PATH } from '../../src/scene/load-file.ts';
 

@@ -9,9 +9,9 @@ import { openWorldModelEnv } from '../worldmodel/index.ts';
 /** The shipped world model; its envs are registered when the file exists. */
 export const DEFAULT_WORLD_MODEL = resolve(import.meta.dirname, '../../models/wm-base.onnx');
 
-/** Every env the CLI can build: the toys, one physics env per task family of the scene, given a
- *  world-model file "world-model:<task id>" envs that carry the physics spec, and every AutoResearch
- *  task on the sandboxed executor ("autoresearch/<task>") and on its outcome model
+/** Every env by id, for code that builds envs by name: the toys, one physics env per task family of
+ *  the scene, given a world-model file "world-model:<task id>" envs that carry the physics spec, and
+ *  every AutoResearch task on the sandboxed executor ("autoresearch/<task>") and on its outcome model
  *  ("world-model:autoresearch/<task>", fitted on the task's reference runs). */
 export function createRegistry(scene: Scene, worldModel: string | null = DEFAULT_WORLD_MODEL): EnvRegistry {
   const registry = new EnvRegistry();
