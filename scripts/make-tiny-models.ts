@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadSceneFile, DEFAULT_SCENE_PATH } from '../src/scene/load-file.ts';
 import type { Scene } from '../src/scene/schema.ts';
-import { fixedCameras, tabletopSpec } from '../src/physics/spec.ts';
+import { fixedCameras, tabletopSpec } from '../src/tabletop/spec.ts';
 import { Graph } from '../src/nn/ir.ts';
 import { ParamStore } from '../src/nn/params.ts';
 import { type WorldModelNetConfig, worldModelForwardBuilder } from '../src/nn/nets/worldmodel.ts';

@@ -13,6 +13,7 @@ const FORBIDDEN: Record<string, string[]> = {
   task: ['physics', 'render', 'nn', 'policy', 'worldmodel', 'trainer', 'experiment', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
   physics: ['nn', 'policy', 'worldmodel', 'trainer', 'autoresearch', 'experiment', 'cli'],
   render: ['physics', 'nn', 'experiment', 'cli', '@dimforge', 'onnxruntime-node'],
+  tabletop: [...ENGINES, 'nn', 'policy', 'rollout', 'trainer', 'experiment', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
   nn: ['env', ...ENGINES, 'rollout', 'trainer', 'experiment', 'cli'],
   policy: [...ENGINES, 'trainer', 'experiment', 'cli'],
   worldmodel: ['physics', 'trainer', 'experiment', 'cli', '@dimforge'],
@@ -31,7 +32,7 @@ const FORBIDDEN: Record<string, string[]> = {
 FORBIDDEN.store = [...Object.keys(FORBIDDEN).filter((f) => f !== 'core'), '@dimforge', 'three', 'onnxruntime-node'];
 /** Folders the browser viewer imports: no Node built-ins (files named *-file.ts or node-*.ts are the Node-only exceptions).
  *  nn is browser-safe too except modelfile.ts; the import-closure test below covers what the viewer really runs. */
-const BROWSER_SAFE = ['core', 'scene', 'task', 'render', 'protocol', 'env', 'physics', 'policy', 'rollout', 'worldmodel'];
+const BROWSER_SAFE = ['core', 'scene', 'task', 'render', 'tabletop', 'protocol', 'env', 'physics', 'policy', 'rollout', 'worldmodel'];
 /** Browser code whose whole import closure must stay browser-safe (the in-page runner). */
 const BROWSER_ENTRIES = [resolve(import.meta.dirname, '../viewer/src/sim')];
 const NODE_ONLY_PACKAGES = ['onnxruntime-node', 'pngjs', 'commander', 'cli-progress', 'socket.io', 'tsx'];

@@ -6,10 +6,11 @@
 import { EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
-import type { BatchAction, BatchObs, Env, EnvSource, ResetInfo, ResetOptions, StepResult } from '../env/types.ts';
+import type { BatchAction, BatchObs, Branchable, Env, EnvSource, EpisodeStart, ResetInfo, ResetOptions, StepResult } from '../env/types.ts';
 import { PROGRAM_SLOTS, VOCAB } from './dsl.ts';
 import { type Outcome, STATUSES, ladder } from './proposal.ts';
 import { META_NAMES, type TaskData, metaFeatures } from './tasks.ts';
+import { researchRow, stateFromRow } from './row.ts';
 
 export const MAX_TURNS = 4;
 /** A best leaderboard position at least this ends the episode early (solved). */
@@ -58,7 +59,7 @@ export interface OutcomeSource {
   outcomes(task: TaskData, proposals: { tokens: Int32Array; seed: number; state: ResearchState }[]): Promise<{ outcome: Outcome; reward?: number; rewardVar?: number }[]>;
 }
 
-export class AutoResearchEnv implements Env {
+export class AutoResearchEnv implements Env, Branchable {
   readonly spec: EnvSpec;
   private states: ResearchState[];
   private seeds: Int32Array;
@@ -74,12 +75,28 @@ export class AutoResearchEnv implements Env {
 
   async reset(options: ResetOptions = {}): Promise<{ obs: BatchObs; info: ResetInfo }> {
     const seeds = resolveResetSeeds(this.seeds, options);
-    return this.resetFrom(Array.from(seeds, (seed, i) => (options.mask && !options.mask[i] ? null : { seed, turn: 0, best: 0, bestPosition: 0, last: null })));
+    return this.startFrom(Array.from(seeds, (seed, i) => (options.mask && !options.mask[i] ? null : { seed, turn: 0, best: 0, bestPosition: 0, last: null })));
+  }
+
+  /** Rows: researchRow's layout (the turn, the best result so far, the last run and its program). */
+  capture(slot: number): EpisodeStart {
+    const s = this.states[slot];
+    if (s.seed < 0) throw new Error(`${this.spec.id}: env ${slot} has not been reset`);
+    return { seed: s.seed, elapsed: s.turn, row: researchRow(s) };
+  }
+
+  async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]): Promise<{ obs: BatchObs; info: ResetInfo }> {
+    if (slots.length !== starts.length) throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
+    const all: (ResearchState | null)[] = new Array(this.numEnvs).fill(null);
+    slots.forEach((i, j) => {
+      if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`resetFrom: slots[${j}] = ${i} is outside [0, ${this.numEnvs})`);
+      all[i] = stateFromRow(this.task, starts[j].seed, starts[j].row);
+    });
+    return this.startFrom(all);
   }
 
   /** Slot i continues from starts[i] (null: unchanged): an episode's state after some turns. */
-  async resetFrom(starts: readonly (ResearchState | null)[]): Promise<{ obs: BatchObs; info: ResetInfo }> {
-    if (starts.length !== this.numEnvs) throw new RangeError(`resetFrom: ${starts.length} starts for ${this.numEnvs} envs`);
+  private startFrom(starts: readonly (ResearchState | null)[]): { obs: BatchObs; info: ResetInfo } {
     starts.forEach((s, i) => {
       if (!s) return;
       if (!(s.turn >= 0 && s.turn < MAX_TURNS)) throw new RangeError(`resetFrom: starts[${i}].turn must lie in [0, ${MAX_TURNS})`);

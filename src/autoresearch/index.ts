@@ -9,3 +9,4 @@ export * from './env.ts';
 export * from './outcome-model.ts';
 export * from './online.ts';
 export * from './leaderboard.ts';
+export * from './row.ts';

@@ -2,45 +2,16 @@
 // anchors' records, branching and the refresh), and the outcome model refreshed from anchor executions.
 // The reference runs of the tasks it is given are the model's first data (training gives it only
 // training tasks: researchTrainSetup refuses held-out ones).
-import type { BatchObs, Env, ResetInfo } from '../env/types.ts';
-import { PROGRAM_SLOTS, parseTokens, programText } from './dsl.ts';
-import { AutoResearchEnv, type ResearchState } from './env.ts';
+import { PROGRAM_SLOTS, parseTokens } from './dsl.ts';
+import { ROW_SIZE } from './row.ts';
 import { referenceRuns } from './leaderboard.ts';
 import { type ExecutedRun, OutcomeModel } from './outcome-model.ts';
-import { STATUSES, feedbackLine } from './proposal.ts';
+import { STATUSES } from './proposal.ts';
 import type { TaskData } from './tasks.ts';
 
-/** Row: turn, best ladder value, best position, last status index (-1: none), last position, last
- *  validation score, then the last program's tokens. */
-export const ROW_HEAD = 6;
-export const ROW_SIZE = ROW_HEAD + PROGRAM_SLOTS;
-
-export function researchRow(s: ResearchState): number[] {
-  const last = s.last;
-  return [s.turn, s.best, s.bestPosition, last ? STATUSES.indexOf(last.status) : -1, last?.position ?? 0, last?.validation ?? 0, ...(s.lastTokens ?? new Int32Array(PROGRAM_SLOTS))];
-}
-
-export function stateFromRow(task: TaskData, seed: number, row: ArrayLike<number>): ResearchState {
-  if (row.length !== ROW_SIZE) throw new RangeError(`a research row has ${row.length} values, expected ${ROW_SIZE}`);
-  const tokens = Int32Array.from({ length: PROGRAM_SLOTS }, (_, k) => row[ROW_HEAD + k]);
-  const status = row[3] >= 0 ? STATUSES[row[3]] : null;
-  const last = status && { status, position: status === 'valid' ? row[4] : undefined, validation: status === 'valid' ? row[5] : undefined, wallMs: 0, feedback: '' };
-  if (last) last.feedback = feedbackLine(programText(tokens), last, task.spec.metric, parseTokens(tokens).ok ? '' : 'does not parse');
-  return { seed, turn: row[0], best: row[1], bestPosition: row[2], last, lastTokens: status ? tokens : undefined };
-}
-
-/** The trainer's Branching for a research task: rows from the real env, Φ = best ladder value. */
-export function researchBranching(task: TaskData) {
-  return {
-    record: (real: Env, slot: number) => researchRow((real as AutoResearchEnv).state(slot)),
-    progress: (_seed: number, row: ArrayLike<number>) => row[1],
-    resetFrom(model: Env, slots: number[], starts: { seed: number; key: number; elapsed: number; row: ArrayLike<number> }[]): Promise<{ obs: BatchObs; info: ResetInfo }> {
-      if (!(model instanceof AutoResearchEnv)) throw new TypeError('researchBranching: the model env must be an AutoResearchEnv');
-      const all: (ResearchState | null)[] = new Array(model.numEnvs).fill(null);
-      slots.forEach((i, j) => (all[i] = stateFromRow(task, starts[j].seed, starts[j].row)));
-      return model.resetFrom(all);
-    },
-  };
+/** The trainer's Branching for a research task: Φ of a row = its best ladder value. */
+export function researchBranching() {
+  return { progress: (_seed: number, row: ArrayLike<number>) => row[1] };
 }
 
 /** The executed runs of an anchor episode: turn t's program and the outcome its next row records. */

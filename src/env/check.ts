@@ -1,7 +1,7 @@
 import { Rng } from '../core/rng.ts';
 import { EnvSpecSchema, entrySize, formatZodError, type EnvSpec } from '../core/spec.ts';
 import { Hasher } from '../core/hash.ts';
-import { hasFrame, hasSnapshot, type BatchAction, type BatchObs, type Env, type StepResult } from './types.ts';
+import { canBranch, hasFrame, hasSnapshot, type BatchAction, type BatchObs, type Branchable, type Env, type StepResult } from './types.ts';
 
 export class CheckEnvError extends Error {
   constructor(readonly envId: string, readonly failures: string[]) {
@@ -161,6 +161,9 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
     ran.push('snapshot');
   }
 
+  if (canBranch(env)) await checkBranching(env, spec, seed, fail);
+  if (canBranch(env)) ran.push('branching');
+
   if (hasFrame(env)) {
     const poses = env.frame(0);
     if (!Array.isArray(poses)) fail('frame() must return an array of body poses');
@@ -172,6 +175,38 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
 
   if (failures.length) throw new CheckEnvError(id, failures);
   return ran;
+}
+
+/** Branching: every live env captured (exactly where the engine can) a few steps in, the envs moved on
+ *  to other episodes, then resetFrom(captures): the next step with the same action matches the step the
+ *  captured envs took, byte for byte, per env. */
+async function checkBranching(env: Env & Branchable, spec: EnvSpec, seed: number, fail: (msg: string) => void): Promise<void> {
+  const n = env.numEnvs;
+  await env.reset({ seed });
+  let live = Array.from({ length: n }, (_, i) => i);
+  for (let t = 0; t < 2; t++) {
+    const r = await env.step(randomAction(spec, n, new Rng(seed, 5 + t)));
+    live = live.filter((i) => !r.terminated[i] && !r.truncated[i]);
+  }
+  if (!live.length) return;
+  const starts = live.map((i) => env.capture(i, { exact: true }));
+  const action = randomAction(spec, n, new Rng(seed, 7));
+  const first = await env.step(action);
+  await env.reset({ seed: seed + 500 });
+  const out = await env.resetFrom(live, starts);
+  live.forEach((i, j) => {
+    if (out.info.seeds[i] !== starts[j].seed) fail(`resetFrom: env ${i} reports seed ${out.info.seeds[i]}, its start has ${starts[j].seed}`);
+  });
+  const again = await env.step(action);
+  for (const i of live) {
+    if (stepRowHash(spec, first, i, n) !== stepRowHash(spec, again, i, n)) { fail(`resetFrom(capture()): env ${i}'s next step differs from the step the captured env took`); break; }
+  }
+}
+
+function stepRowHash(spec: EnvSpec, r: StepResult, i: number, n: number): string {
+  const h = new Hasher().update(rowHash(spec, r.obs, i, n));
+  h.update(Float64Array.of(r.reward[i], r.info.progress[i], r.rewardVar?.[i] ?? -1)).update(Uint8Array.of(r.terminated[i], r.truncated[i], r.info.success[i]));
+  return h.digest();
 }
 
 /** Hash of env i's slice of every observation entry. */

@@ -1,6 +1,6 @@
 // A tap that streams env 0 of a running env to live viewers: its body poses and what it reported, each
 // reset and step, only while someone watches. The env is otherwise untouched (results do not change).
-import type { BatchAction, BodyPose, Env, FrameSource, ResetInfo, StepResult } from './types.ts';
+import { type BatchAction, type BatchObs, type BodyPose, type Branchable, canBranch, type Env, type FrameSource, hasSnapshot, type ResetInfo, type ResetOptions, type Snapshottable, type StepResult } from './types.ts';
 
 /** One step of one stream (the viewer protocol's Frame). */
 export interface LiveFrame {
@@ -15,6 +15,8 @@ export interface LiveFrame {
   success: boolean;
   done: boolean;
   terms: Record<string, number>;
+  /** An object left the table (the episode ended as a failure). */
+  offTable?: boolean;
 }
 
 export interface FrameSink {
@@ -30,56 +32,83 @@ type Tappable = Env & FrameSource;
 export const YIELD_EVERY_MS = 20;
 const yieldToEventLoop = () => new Promise<void>((done) => (globalThis.setImmediate ?? setTimeout)(done));
 
-/** `env` with reset, resetFrom (branching) and step reporting env 0 to `sink` as `stream`. Every other
- *  property is the env's own, so the tapped env behaves exactly like the env. */
-export function tapFrames<E extends Tappable>(env: E, sink: FrameSink, stream: string): E {
-  let step = 0;
-  let instruction = '';
-  let lastYield = 0;
-  const source = (s: string): LiveFrame['source'] => (s === 'world-model' ? 'world-model' : 'physics');
-  const base = () => ({ stream, task: env.spec.id, instruction, bodies: env.frame(0) });
-  const started = (info: ResetInfo | undefined, mask?: ArrayLike<boolean | number> | null) => {
-    if (mask && !mask[0]) return;
-    step = 0;
-    instruction = info?.instruction?.[0] ?? '';
-    if (info && sink.wanted(stream, true)) sink.publish({ ...base(), source: source(info.source), step, reward: 0, progress: 0, success: false, done: false, terms: {} });
-  };
-  const stepped = (r: StepResult) => {
-    step++;
-    const done = r.terminated[0] === 1 || r.truncated[0] === 1;
-    if (!sink.wanted(stream, done)) return;
-    const terms = Object.fromEntries(Object.entries(r.info.terms).map(([k, v]) => [k, v[0]]));
-    sink.publish({ ...base(), source: source(r.info.source), step, reward: r.reward[0], progress: r.info.progress[0], success: r.info.success[0] === 1, done, terms });
-  };
-  const wrapped: Record<string | symbol, unknown> = {
-    reset: async (options?: Parameters<Env['reset']>[0]) => {
-      const out = await env.reset(options);
-      started(out.info, options?.mask);
-      return out;
-    },
-    step: async (action: BatchAction) => {
-      const r = await env.step(action);
-      stepped(r);
-      if (Date.now() - lastYield >= YIELD_EVERY_MS) {
-        await yieldToEventLoop();
-        lastYield = Date.now();
-      }
-      return r;
-    },
-  };
-  const resetFrom = (env as { resetFrom?: (starts: readonly unknown[]) => Promise<{ info?: ResetInfo }> }).resetFrom;
-  if (resetFrom) {
-    wrapped.resetFrom = async (starts: readonly unknown[]) => {
-      const out = await resetFrom.call(env, starts);
-      started(out?.info, starts.map((s) => s !== null));
-      return out;
-    };
+/** An env that reports env 0 of `inner` to `sink` as `stream` on every reset, resetFrom and step; it
+ *  offers exactly the inner env's capabilities (snapshots, branching) and changes no result. */
+export class LiveTap implements Env, FrameSource {
+  readonly spec: Env['spec'];
+  readonly numEnvs: number;
+  readonly snapshot?: Snapshottable['snapshot'];
+  readonly restore?: Snapshottable['restore'];
+  readonly capture?: Branchable['capture'];
+  readonly resetFrom?: Branchable['resetFrom'];
+  private step0 = 0;
+  private instruction = '';
+  private lastYield = 0;
+
+  constructor(private readonly inner: Tappable, private readonly sink: FrameSink, private readonly stream: string) {
+    this.spec = inner.spec;
+    this.numEnvs = inner.numEnvs;
+    if (hasSnapshot(inner)) {
+      this.snapshot = () => inner.snapshot();
+      this.restore = (s) => inner.restore(s);
+    }
+    if (canBranch(inner)) {
+      this.capture = (slot, options) => inner.capture(slot, options);
+      this.resetFrom = async (slots, starts) => {
+        const out = await inner.resetFrom(slots, starts);
+        if (slots.includes(0)) this.started(out.info);
+        return out;
+      };
+    }
   }
-  return new Proxy(env, {
-    get(target, key) {
-      if (key in wrapped) return wrapped[key];
-      const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+
+  async reset(options?: ResetOptions): Promise<{ obs: BatchObs; info: ResetInfo }> {
+    const out = await this.inner.reset(options);
+    if (!options?.mask || options.mask[0]) this.started(out.info);
+    return out;
+  }
+
+  async step(action: BatchAction): Promise<StepResult> {
+    const r = await this.inner.step(action);
+    this.stepped(r);
+    if (Date.now() - this.lastYield >= YIELD_EVERY_MS) {
+      await yieldToEventLoop();
+      this.lastYield = Date.now();
+    }
+    return r;
+  }
+
+  frame(index?: number): BodyPose[] {
+    return this.inner.frame(index);
+  }
+
+  close(): void {
+    this.inner.close();
+  }
+
+  private base() {
+    return { stream: this.stream, task: this.spec.id, instruction: this.instruction, bodies: this.inner.frame(0) };
+  }
+
+  private started(info: ResetInfo): void {
+    this.step0 = 0;
+    this.instruction = info.instruction?.[0] ?? '';
+    if (this.sink.wanted(this.stream, true)) this.sink.publish({ ...this.base(), source: sourceOf(info.source), step: 0, reward: 0, progress: 0, success: false, done: false, terms: {} });
+  }
+
+  private stepped(r: StepResult): void {
+    this.step0++;
+    const done = r.terminated[0] === 1 || r.truncated[0] === 1;
+    if (!this.sink.wanted(this.stream, done)) return;
+    const terms = Object.fromEntries(Object.entries(r.info.terms).map(([k, v]) => [k, v[0]]));
+    const offTable = r.info.offTable?.[0] === 1;
+    this.sink.publish({ ...this.base(), source: sourceOf(r.info.source), step: this.step0, reward: r.reward[0], progress: r.info.progress[0], success: r.info.success[0] === 1, done, terms, ...(offTable && { offTable }) });
+  }
+}
+
+const sourceOf = (s: string): LiveFrame['source'] => (s === 'world-model' ? 'world-model' : 'physics');
+
+/** `env` streaming env 0 to `sink` as `stream` (see LiveTap). */
+export function tapFrames(env: Tappable, sink: FrameSink, stream: string): LiveTap {
+  return new LiveTap(env, sink, stream);
 }

@@ -1,6 +1,6 @@
 import { Rng } from '../core/rng.ts';
 import { EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
-import type { BatchAction, BodyPose, Env, EnvSnapshot, ResetInfo, ResetOptions, StepResult } from './types.ts';
+import type { BatchAction, BodyPose, Branchable, Env, EnvSnapshot, EpisodeStart, ResetInfo, ResetOptions, StepResult } from './types.ts';
 import { resolveResetSeeds } from './seeds.ts';
 import { assertAction } from './action.ts';
 
@@ -16,7 +16,7 @@ interface ToyState {
   codes: Int32Array;
 }
 
-abstract class ToyEnv implements Env {
+abstract class ToyEnv implements Env, Branchable {
   abstract readonly spec: EnvSpec;
   protected state: ToyState;
 
@@ -77,18 +77,18 @@ abstract class ToyEnv implements Env {
 
   protected abstract progressOf(i: number): number;
 
-  /** Env i's position in its episode as [progress counter, steps taken] (branching tests). */
-  slotState(i: number): number[] {
-    return [this.state.progress[i], this.state.steps[i]];
+  /** Rows are [progress counter, steps taken]; the rest of an episode follows from its seed. */
+  capture(slot: number): EpisodeStart {
+    const s = this.state;
+    return { seed: s.seeds[slot], elapsed: s.steps[slot], row: [s.progress[slot], s.steps[slot]] };
   }
 
-  /** Starts slots[j] in the episode of seeds[j] at a slotState() row (branching tests). */
-  async resetFrom(slots: readonly number[], seeds: readonly number[], rows: readonly ArrayLike<number>[]) {
+  async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]) {
     const mask = new Array<boolean>(this.numEnvs).fill(false);
-    const seed = new Array<number>(this.numEnvs).fill(0);
-    slots.forEach((i, j) => { mask[i] = true; seed[i] = seeds[j]; });
+    const seed = Array.from(this.state.seeds);
+    slots.forEach((i, j) => { mask[i] = true; seed[i] = starts[j].seed; });
     const out = await this.reset({ seed, mask });
-    slots.forEach((i, j) => { this.state.progress[i] = rows[j][0]; this.state.steps[i] = rows[j][1]; });
+    slots.forEach((i, j) => { this.state.progress[i] = starts[j].row[0]; this.state.steps[i] = starts[j].elapsed; });
     return { obs: this.observe(), info: out.info };
   }
 

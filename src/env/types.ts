@@ -37,6 +37,8 @@ export interface StepInfo {
   progressVar?: Float64Array;
   /** Named reward terms, exactly the names in spec.rewardTerms. */
   terms: Record<string, Float64Array>;
+  /** Tabletop: 1 where an object left the table, which ends the episode as a failure. */
+  offTable?: Uint8Array;
 }
 
 export interface StepResult {
@@ -70,6 +72,29 @@ export interface EnvSnapshot {
   readonly data: unknown;
 }
 
+/** Where a branched episode starts: which episode, how far into it, and its state. */
+export interface EpisodeStart {
+  /** The episode's seed (its task instance). */
+  seed: number;
+  /** Steps the episode had taken (they count toward spec.maxEpisodeSteps). */
+  elapsed: number;
+  /** The state as the env's capture() writes it (the layout is the env's own). */
+  row: ArrayLike<number>;
+  /** Key of the episode's random draws in the env (learned models sampling a member); default the seed. */
+  key?: number;
+  /** An engine's exact copy of the slot (capture with exact: true), where the row alone is not exact. */
+  exact?: Uint8Array;
+}
+
+/** Branching: start episodes from states another episode (or another engine) visited. */
+export interface Branchable {
+  /** Env `slot`'s current state; with `exact`, also the engine's exact copy where it has one. */
+  capture(slot: number, options?: { exact?: boolean }): EpisodeStart;
+  /** Slots[j] continue from starts[j]; the other envs keep their state and observation. A captured
+   *  start continues exactly as the episode that was captured (same actions, same steps). */
+  resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]): Promise<{ obs: BatchObs; info: ResetInfo }>;
+}
+
 /** A body pose for the viewer: position xyz and quaternion xyzw in the world frame. */
 export interface BodyPose {
   name: string;
@@ -84,6 +109,11 @@ export interface FrameSource {
 export function hasSnapshot<E extends Env>(env: E): env is E & Snapshottable {
   const e = env as Partial<Snapshottable>;
   return typeof e.snapshot === 'function' && typeof e.restore === 'function';
+}
+
+export function canBranch<E extends Env>(env: E): env is E & Branchable {
+  const e = env as Partial<Branchable>;
+  return typeof e.capture === 'function' && typeof e.resetFrom === 'function';
 }
 
 export function hasFrame<E extends Env>(env: E): env is E & FrameSource {

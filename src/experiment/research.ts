@@ -76,7 +76,7 @@ export function researchTrainSetup(o: { mode: Mode; seed: number; executor: Exec
     id: `autoresearch/${task.spec.id}`,
     makeReal: async (n) => new AutoResearchEnv(task, n, real),
     makeModel: online && (async (n) => new AutoResearchEnv(task, n, modelSource(online.model))),
-    branching: researchBranching(task),
+    branching: researchBranching(),
     trainSeed: (k) => k,
     evalSeed: (k) => RESEARCH_EVAL_SEED + k,
     remote: { family: 'autoresearch', task: task.spec.id },

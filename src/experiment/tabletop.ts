@@ -16,7 +16,7 @@ export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[
   if (o.mode !== 'real' && !existsSync(o.worldModel)) throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
   const worldModel = o.mode !== 'real' ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
   let made = 0;
-  const tap = <E extends Env & FrameSource>(env: E, kind: string): E => (o.live ? tapFrames(env, o.live, `${shortName(env)} ${kind} ${++made}`) : env);
+  const tap = (env: Env & FrameSource, kind: string): Env => (o.live ? tapFrames(env, o.live, `${shortName(env)} ${kind} ${++made}`) : env);
   const tasks = taskIds.map((taskId, k): TrainTask => ({
     id: taskId,
     makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),

@@ -240,3 +240,34 @@ export class TabletopSim {
     this.world = null;
   }
 }
+
+/** A SimSnapshot as one buffer: a float64 head (counts, handles, arm and command state) then the
+ *  world's own bytes. */
+export function encodeSimSnapshot(s: SimSnapshot): Uint8Array {
+  const h = s.handles;
+  const head = [h.links.length, s.objects.length, ...h.links, h.palm, ...h.fingers, ...h.joints, ...s.objects, ...s.q, ...s.target, s.yaw, s.grip, s.motor];
+  const out = new Uint8Array(8 * (head.length + 1) + s.world.length);
+  const view = new DataView(out.buffer);
+  view.setFloat64(0, head.length, true);
+  head.forEach((x, k) => view.setFloat64(8 * (k + 1), x, true));
+  out.set(s.world, 8 * (head.length + 1));
+  return out;
+}
+
+export function decodeSimSnapshot(bytes: Uint8Array): SimSnapshot {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const at = (k: number) => view.getFloat64(8 * k, true);
+  const size = bytes.byteLength >= 8 ? at(0) : -1;
+  if (!(Number.isInteger(size) && size >= 2 && 8 * (size + 1) <= bytes.byteLength)) throw new RangeError('decodeSimSnapshot: not a physics snapshot');
+  const head = Array.from({ length: size }, (_, k) => at(k + 1));
+  const [links, objects] = head;
+  let k = 2;
+  const take = (n: number) => head.slice(k, (k += n));
+  const handles: RobotHandles = { links: take(links), palm: take(1)[0], fingers: take(2) as [number, number], joints: take(2) as [number, number] };
+  const objectHandles = take(objects);
+  const q = Float64Array.from(take(6));
+  const target = Float64Array.from(take(3));
+  const [yaw, grip, motor] = take(3);
+  if (k !== size) throw new RangeError(`decodeSimSnapshot: head has ${size} values, expected ${k}`);
+  return { world: bytes.slice(8 * (size + 1)), handles, objects: objectHandles, q, target, yaw, grip, motor };
+}

@@ -1,16 +1,15 @@
 // A recorded episode as frames: physics from its recorded states (the arm posed by IK from the tool pose),
 // and the world model stepped open-loop on the episode's own actions from the same start.
-import type { BodyPose, Env } from '../env/types.ts';
+import type { BodyPose, Branchable, Env } from '../env/types.ts';
 import type { EpisodeSummary, Frame, Replay } from '../protocol/index.ts';
 import { type EpisodeContract, readEpisodeFolder } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { sampleTask, scoreTask, stateSize, unpackState } from '../task/index.ts';
+import { packState, sampleTask, scoreTask, stateSize, unpackState } from '../task/index.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
 import { ArmPoser } from '../worldmodel/robot-pose.ts';
 
 /** The world-model side of a replay: an env that starts from a state and reports its predicted state. */
-export interface ReplayModel extends Env {
-  resetFrom(starts: readonly ({ task: TaskInstance; state: TabletopState; q?: ArrayLike<number> } | null)[]): Promise<unknown>;
+export interface ReplayModel extends Env, Branchable {
   state(i: number): TabletopState;
   frame(i?: number): BodyPose[];
 }
@@ -56,7 +55,7 @@ export async function replayEpisode(src: ReplaySources, run: string, dir: string
 
 async function modelSide(model: ReplayModel, e: { actions: Int32Array; length: number }, states: TabletopState[], task: TaskInstance, { start, ...base }: Pick<Frame, 'stream' | 'task' | 'instruction' | 'terms'> & { start: Frame }): Promise<Pick<Replay, 'worldModel' | 'divergence'>> {
   const names = model.spec.action.map((a) => a.name);
-  await model.resetFrom([{ task, state: states[0] }]);
+  await model.resetFrom([0], [{ seed: task.seed, elapsed: 0, row: packState(states[0]) }]);
   const frames: Frame[] = [];
   const tcp: number[] = [], objects: number[] = [];
   const record = (t: number, reward: number, progress: number, success: boolean, done: boolean) => {

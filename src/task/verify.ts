@@ -126,3 +126,14 @@ export function scoreTask(scene: Scene, task: TaskInstance, state: TabletopState
   const satisfied = reached.filter(Boolean).length;
   return { success: raw[names.length - 1], progress: satisfied / names.length, predicates };
 }
+
+/** Whether an object has left the table: its centre is outside the table top's footprint or below its
+ *  surface (z = 0). Nothing brings it back (physics has no floor), so the episode ends as a failure. */
+export function offTable(scene: Scene, state: TabletopState): boolean {
+  const [hx, hy] = scene.table.halfSize;
+  for (const o of state.objects) {
+    const [x, y, z] = o.pos;
+    if (!(z >= 0 && Math.abs(x) <= hx && Math.abs(y) <= hy)) return true;
+  }
+  return false;
+}

@@ -3,7 +3,7 @@
 // the batch it shares or its slot. Also: the reservoir of steps that enter the loss, branching from
 // real states, the world model's grading of physics rollouts on segments, and the reference log-probs.
 import { DRAW, drawRng } from '../core/rng.ts';
-import type { BatchAction, BatchObs, Env, ResetInfo } from '../env/types.ts';
+import { type BatchAction, type BatchObs, canBranch, type Env, type EpisodeStart } from '../env/types.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
 import { samplerPolicy } from '../policy/sampler.ts';
 import { collectEpisodes, type CollectOptions, type Policy } from '../rollout/index.ts';
@@ -23,14 +23,23 @@ export interface BranchPoint {
   moved?: boolean;
 }
 
-/** What a task offers so that world-model rollouts can start from real states. */
+/** What a task offers so that world-model rollouts can start from real states (its engines capture
+ *  and start from rows through the Env contract's Branchable capability). */
 export interface Branching {
-  /** The state of slot i of the real env, as a flat row (recorded after reset and every step). */
-  record(real: Env, slot: number): ArrayLike<number>;
-  /** The process score Φ of a recorded row in the episode of `seed`. */
+  /** The process score Φ of a captured row in the episode of `seed`. */
   progress(seed: number, row: ArrayLike<number>): number;
-  /** Starts model slots[j] at starts[j] (`key`: the rollout's random draws). */
-  resetFrom(model: Env, slots: number[], starts: { seed: number; key: number; elapsed: number; row: ArrayLike<number> }[]): Promise<{ obs: BatchObs; info: ResetInfo }>;
+}
+
+/** The env's capture() row of `slot` (anchors record it after reset and every step). */
+export function recordRow(env: Env): (slot: number) => ArrayLike<number> {
+  if (!canBranch(env)) throw new TypeError(`${env.spec.id}: branching needs an env with capture() and resetFrom()`);
+  return (slot) => env.capture(slot).row;
+}
+
+/** resetFrom of a branchable env, as collectEpisodes calls it. */
+function branchFrom(env: Env, start: (episode: number) => EpisodeStart): CollectOptions['resetFrom'] {
+  if (!canBranch(env)) throw new TypeError(`${env.spec.id}: branching needs an env with capture() and resetFrom()`);
+  return (slots, episodes) => env.resetFrom(slots, episodes.map(start));
 }
 
 /** One group of G rollouts from one start. */
@@ -104,8 +113,6 @@ export interface RunGroupsOptions {
   samplesPerRollout: number;
   /** Anchors: record every state (for branch points, segment grading and the world-model refresh). */
   record?: (slot: number) => ArrayLike<number>;
-  /** Jobs with a branch start through it (the task's Branching). */
-  branching?: Branching;
   /** Seconds of policy inference are added to clock.policy (reported only). */
   clock?: { policy: number };
 }
@@ -117,13 +124,11 @@ export async function runGroups(env: Env, sampler: PolicySampler, jobs: readonly
   const options: CollectOptions = { seeds: flat.map((r) => r.job.branch?.seed ?? r.job.start), keys: flat.map((r) => r.key), recordState: o.record };
   if (jobs.some((j) => j.horizon !== undefined)) options.horizons = flat.map((r) => r.job.horizon ?? Infinity);
   if (jobs.some((j) => j.branch)) {
-    if (!o.branching) throw new Error('runGroups: branched jobs need the task\'s branching');
-    const branching = o.branching;
-    options.resetFrom = (slots, episodes) => branching.resetFrom(env, slots, episodes.map((k) => {
+    options.resetFrom = branchFrom(env, (k) => {
       const { job, key } = flat[k];
       if (!job.branch) throw new Error('runGroups: branched and initial-state jobs must run in separate calls');
       return { seed: job.branch.seed, key, elapsed: job.branch.elapsed, row: job.branch.row };
-    }));
+    });
   }
   const episodes = await collectEpisodes(env, policy, options);
   let k = 0;
@@ -179,7 +184,7 @@ export async function gradeSegments(model: Env, branching: Branching | undefined
   };
   const episodes = await collectEpisodes(model, replay, {
     seeds: segs.map((s) => s.r.seed), keys: segs.map((_, k) => k), horizons: segs.map((s) => s.len),
-    resetFrom: branching && ((slots, eps) => branching.resetFrom(model, slots, eps.map((k) => ({ seed: segs[k].r.seed, key: segs[k].r.key, elapsed: segs[k].p.elapsed, row: segs[k].p.row })))),
+    resetFrom: branching && branchFrom(model, (k) => ({ seed: segs[k].r.seed, key: segs[k].r.key, elapsed: segs[k].p.elapsed, row: segs[k].p.row })),
   });
   const rowAt = (r: Rollout, t: number) => r.states!.subarray((t * r.states!.length) / (r.length + 1), ((t + 1) * r.states!.length) / (r.length + 1));
   return segs.map((s, k) => ({

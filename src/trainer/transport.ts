@@ -9,7 +9,7 @@ import type { PolicySampler } from '../policy/sampler.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { TrainTask } from './loop.ts';
 import type { RefreshableModel } from './refresh-state.ts';
-import { type GroupJob, type Rollout, runGroups } from './rollouts.ts';
+import { type GroupJob, type Rollout, recordRow, runGroups } from './rollouts.ts';
 
 export interface GroupRequest {
   /** The run's identity (job ids of remote transports). */
@@ -47,9 +47,8 @@ export class InProcessTransport implements RolloutTransport {
         if (!mine.length) continue;
         const env = r.engine === 'real' ? this.envs[t].real : this.envs[t].model;
         if (!env) throw new Error(`InProcessTransport: no ${r.engine} env for task ${r.tasks[t].id}`);
-        const { branching } = r.tasks[t];
-        const record = r.engine === 'real' && branching ? (slot: number) => branching.record(env, slot) : undefined;
-        const groups = await runGroups(env, this.sampler, mine, { seed: r.seed, samplesPerRollout: r.samplesPerRollout, record, branching, clock: r.clock });
+        const record = r.engine === 'real' && r.tasks[t].branching ? recordRow(env) : undefined;
+        const groups = await runGroups(env, this.sampler, mine, { seed: r.seed, samplesPerRollout: r.samplesPerRollout, record, clock: r.clock });
         mine.forEach((j, k) => out.set(j, groups[k]));
       }
     }

@@ -8,7 +8,7 @@ import { canonicalJson, formatZodError } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
 import { PolicySampler } from '../policy/sampler.ts';
 import type { TrainTask } from '../trainer/loop.ts';
-import { runGroups } from '../trainer/rollouts.ts';
+import { recordRow, runGroups } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
 import { JobSchema, checkContent, decodeJson, decodePolicy, encodeResult, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redisOptions } from './redis.ts';
@@ -110,9 +110,8 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
       if (j.group.kind === 'model' && !task.makeModel) throw new UnrecoverableError(`job ${id}: task ${task.id} has no world model here`);
       const env = idle.get(n)?.pop() ?? (await (j.group.kind === 'model' ? task.makeModel!(n) : task.makeReal(n)));
       try {
-        const { branching } = task;
-        const record = j.group.kind === 'anchor' && branching ? (slot: number) => branching.record(env, slot) : undefined;
-        const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record, branching };
+        const record = j.group.kind === 'anchor' && task.branching ? recordRow(env) : undefined;
+        const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record };
         return await policies.use(j.policy, makePolicy, async (sampler) => {
           const t0 = performance.now();
           const [group] = await runGroups(env, sampler, [j.group], options);

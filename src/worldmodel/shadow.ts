@@ -71,7 +71,8 @@ export async function runShadow(real: ShadowReal, wm: WorldModelEnv, opts: Shado
     const wave = opts.seeds.slice(w, w + n);
     const seeds = Array.from({ length: n }, (_, i) => wave[i] ?? wave[0]);
     const first = await real.reset({ seed: seeds });
-    await wm.resetFrom(Array.from({ length: n }, (_, i) => ({ task: real.task(i), state: real.state(i) })));
+    // the real state alone: the world model solves the joints from home, the gripper open
+    await wm.resetFrom(seeds.map((_, i) => i), seeds.map((_, i) => ({ seed: real.task(i).seed, elapsed: 0, row: packState(real.state(i)) })));
     opts.policy.onReset?.(Array.from({ length: n }, (_, i) => i), first.info);
     const ctx = { keys: Float64Array.from(seeds, (seed, i) => (i < wave.length ? seed : -1)), steps: new Int32Array(n) };
     let obs = first.obs;

@@ -14,7 +14,7 @@ describe('AutoResearchEnv on the real executor', () => {
   it('passes checkEnv', { timeout: 120_000 }, async () => {
     const env = new AutoResearchEnv(task, 2, executorSource(executor));
     const ran = await checkEnv(env, { steps: 3 });
-    expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism']));
+    expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'branching']));
   });
 
   it('scores turns by the ladder, keeps the best as progress, and ends after MAX_TURNS turns', { timeout: 120_000 }, async () => {
@@ -63,7 +63,7 @@ describe('the outcome model', () => {
     expect(Array.from(back.lastTokens!)).toEqual(Array.from(MALFORMED));
     const runs = episodeRuns(task, { length: 1, states: rows.flat(), actions: MALFORMED });
     expect(runs).toEqual([]); // a malformed program teaches the model nothing
-    expect(researchBranching(task).progress(1, rows[1])).toBe(0);
+    expect(researchBranching().progress(1, rows[1])).toBe(0);
     expect(STATUSES).toContain('no_result');
   });
 });

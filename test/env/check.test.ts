@@ -3,8 +3,12 @@ import { ChainEnv, CheckEnvError, checkEnv, CodeLockEnv, type BatchAction, type 
 
 /** An env that breaks one rule of the contract, to prove checkEnv notices. */
 class Broken extends ChainEnv {
-  constructor(private readonly flaw: 'shape' | 'random' | 'range' | 'terms' | 'mask') {
+  constructor(private readonly flaw: 'shape' | 'random' | 'range' | 'terms' | 'mask' | 'branch') {
     super(3);
+  }
+  override capture(slot: number) {
+    const start = super.capture(slot);
+    return this.flaw === 'branch' ? { ...start, row: [start.row[0] + 1, start.row[1]] } : start;
   }
   override async reset(options = {}) {
     const out = await super.reset(this.flaw === 'mask' ? { ...options, mask: undefined } : options);
@@ -24,7 +28,7 @@ describe('checkEnv', () => {
   it('passes on the toy envs and reports what it checked', async () => {
     for (const env of [new ChainEnv(3), new CodeLockEnv(4)]) {
       const ran = await checkEnv(env);
-      expect(ran).toEqual(['spec', 'shapes', 'ranges', 'seed-determinism', 'mask-reset', 'snapshot', ...(env instanceof ChainEnv ? ['frame'] : [])]);
+      expect(ran).toEqual(['spec', 'shapes', 'ranges', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', ...(env instanceof ChainEnv ? ['frame'] : [])]);
     }
   });
 
@@ -34,6 +38,7 @@ describe('checkEnv', () => {
     ['range', /obs\.cell\[1\] = 99 is outside \[0, 11\)/],
     ['terms', /info\.terms has \[success\], spec\.rewardTerms is \[progress,success\]/],
     ['mask', /masked reset changed the seed of env 1/],
+    ['branch', /resetFrom\(capture\(\)\): env 0's next step differs/],
   ] as const)('catches a %s flaw', async (flaw, message) => {
     const err = await checkEnv(new Broken(flaw)).catch((e) => e);
     expect(err).toBeInstanceOf(CheckEnvError);

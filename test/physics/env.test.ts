@@ -4,7 +4,7 @@ import { Rng } from '../../src/core/rng.ts';
 import { checkEnv, randomAction } from '../../src/env/check.ts';
 import { hasFrame, hasSnapshot } from '../../src/env/types.ts';
 import { createTabletopEnv, type TabletopEnv } from '../../src/physics/env.ts';
-import { PROPRIO } from '../../src/physics/spec.ts';
+import { PROPRIO } from '../../src/tabletop/spec.ts';
 import { sceneBodies } from '../../src/scene/bodies.ts';
 import { scene, stateHash } from './helpers.ts';
 
@@ -27,7 +27,7 @@ describe('TabletopEnv', () => {
     for (const task of scene.tasks) {
       const env = await createTabletopEnv({ scene, taskId: task.id, numEnvs: N });
       const ran = await checkEnv(env, { steps: 4 });
-      expect(ran).toEqual(expect.arrayContaining(['spec', 'seed-determinism', 'mask-reset', 'snapshot', 'frame']));
+      expect(ran).toEqual(expect.arrayContaining(['spec', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']));
       env.close();
     }
   });

@@ -1,7 +1,7 @@
 // The code lock as a training task for the loop's tests: the true env as physics, and a "world model"
 // that is the true env with its progress distorted by a known monotone map plus known noise.
 import { drawRng } from '../../src/core/rng.ts';
-import type { BatchAction, Env, ResetOptions, StepResult } from '../../src/env/types.ts';
+import type { BatchAction, Branchable, Env, EpisodeStart, ResetOptions, StepResult } from '../../src/env/types.ts';
 import { CodeLockEnv } from '../../src/env/toys.ts';
 import { Graph } from '../../src/nn/ir.ts';
 import { ParamStore } from '../../src/nn/params.ts';
@@ -12,7 +12,7 @@ import type { Branching, TrainSetup } from '../../src/trainer/index.ts';
 
 /** A "world model" of the code lock: the true env whose reported progress is distorted by a known
  *  monotone map plus known noise drawn per (key, step). */
-export class DistortedEnv implements Env {
+export class DistortedEnv implements Env, Branchable {
   readonly spec;
   private readonly keys: number[];
   private readonly steps: number[];
@@ -40,20 +40,19 @@ export class DistortedEnv implements Env {
     });
     return { ...r, info: { ...r.info, source: 'world-model', progress } };
   }
-  async resetFrom(slots: number[], starts: { seed: number; key: number; row: ArrayLike<number> }[]) {
-    const out = await this.inner.resetFrom(slots, starts.map((s) => s.seed), starts.map((s) => s.row));
-    slots.forEach((i, j) => { this.keys[i] = starts[j].key; this.steps[i] = 0; });
+  capture(slot: number): EpisodeStart {
+    return { ...this.inner.capture(slot), key: this.keys[slot] };
+  }
+  async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]) {
+    const out = await this.inner.resetFrom(slots, starts);
+    slots.forEach((i, j) => { this.keys[i] = starts[j].key ?? starts[j].seed; this.steps[i] = 0; });
     return { ...out, info: { ...out.info, source: 'world-model' as const } };
   }
   close() { this.inner.close(); }
 }
 
 /** The code lock's branching: a row is [digits entered, steps taken]. */
-const branching: Branching = {
-  record: (real, slot) => (real as CodeLockEnv).slotState(slot),
-  progress: (_seed, row) => row[0] / CodeLockEnv.LENGTH,
-  resetFrom: (model, slots, starts) => (model as DistortedEnv).resetFrom(slots, starts),
-};
+const branching: Branching = { progress: (_seed, row) => row[0] / CodeLockEnv.LENGTH };
 
 export function setup(distort = (p: number) => p, noise: number | ((p: number, key: number) => number) = 0, branch = true): TrainSetup {
   const probe = new CodeLockEnv(1);

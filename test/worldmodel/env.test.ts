@@ -42,7 +42,7 @@ describe('WorldModelEnv', () => {
     for (const sampling of ['mean', 'member'] as const) {
       const env = await makeEnv(3, { sampling, seed: 4 });
       const ran = await checkEnv(env, { steps: 4 });
-      expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'frame']));
+      expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']));
       assertSameSpec(specOf('tabletop/pick-place'), env.spec);
       const r = await env.step(randomAction(env.spec, 3, new Rng(1)));
       expect(r.info.source).toBe('world-model');
@@ -102,15 +102,15 @@ describe('WorldModelEnv', () => {
     await physics.reset({ seed: 31 });
     for (let t = 0; t < 3; t++) await physics.step(randomAction(spec, 1, new Rng(t)));
     const env = await makeEnv(6);
-    const start = { task: physics.task(0), state: physics.state(0), elapsed: physics.elapsed(0) };
-    const r0 = await env.resetFrom(Array.from({ length: 6 }, () => start));
+    const start = { seed: physics.task(0).seed, elapsed: physics.elapsed(0), row: packState(physics.state(0)) };
+    const r0 = await env.resetFrom([0, 1, 2, 3, 4, 5], Array.from({ length: 6 }, () => start));
     expect(r0.info.seeds.every((s) => s === physics.task(0).seed)).toBe(true);
     for (let i = 0; i < 6; i++) expect(packState(env.state(i))).toEqual(packState(physics.state(0)));
     expect(env.elapsed(5)).toBe(3);
     await env.step(randomAction(spec, 6, new Rng(42)));
     const after = new Set(Array.from({ length: 6 }, (_, i) => packState(env.state(i)).join()));
     expect(after.size).toBeGreaterThan(1);
-    await expect(env.resetFrom([start])).rejects.toThrow(/1 starts for 6 envs/);
+    await expect(env.resetFrom([0, 1], [start])).rejects.toThrow(/1 starts for 2 slots/);
     physics.close();
     env.close();
   });

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { OrtBinding } from '../../../src/nn/runtime.ts';
 import { createTabletopEnv } from '../../../src/physics/env.ts';
 import { ACTION_NAMES } from '../../../src/physics/actions.ts';
-import { fixedCameras, tabletopSpec } from '../../../src/physics/spec.ts';
+import { fixedCameras, tabletopSpec } from '../../../src/tabletop/spec.ts';
 import { loadPolicy } from '../../../src/policy/model.ts';
 import { PolicySampler, samplerPolicy } from '../../../src/policy/sampler.ts';
 import type { Env } from '../../../src/env/types.ts';

@@ -6,7 +6,7 @@ import type { BatchObs, BodyPose, Env, FrameSource } from '../../../src/env/type
 import type { ModelBytes } from '../../../src/nn/model-bytes.ts';
 import type { OrtBinding } from '../../../src/nn/runtime.ts';
 import { createTabletopEnv } from '../../../src/physics/env.ts';
-import { fixedCameras, tabletopSpec } from '../../../src/physics/spec.ts';
+import { fixedCameras, tabletopSpec } from '../../../src/tabletop/spec.ts';
 import { policyFromBytes } from '../../../src/policy/model-bytes.ts';
 import { PolicySampler, samplerPolicy } from '../../../src/policy/sampler.ts';
 import { specInterfaceHash } from '../../../src/policy/spec-config.ts';
