@@ -3,6 +3,7 @@
 // worldmodel, autoresearch.
 export * from './debias.ts';
 export * from './denoise.ts';
+export * from './calibrate.ts';
 export * from './advantages.ts';
 export * from './loss.ts';
 export * from './policy-trainer.ts';

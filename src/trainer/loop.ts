@@ -17,6 +17,7 @@ import type { VlaConfig } from '../policy/vla.ts';
 import { checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { Advantages } from './advantages.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
+import { debiasThenDenoise } from './calibrate.ts';
 import { Debiaser } from './debias.ts';
 import { Denoiser } from './denoise.ts';
 import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
@@ -184,18 +185,10 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
           const segs: GradedSegment[] = [];
           for (const form of forms) if (form) segs.push(...(await timed('model', () => gradeSegments(envs[j.task].model!, branching, rollouts.get(j)!, form))));
           totals.modelSteps += segs.reduce((n, sg) => n + sg.steps, 0);
-          for (const sg of segs) debiaser.add(sg.rWm, sg.rEnv);
           graded.set(j, segs);
         }
       }
-      const f = flags.debias ? (r: number) => debiaser.map(r) : (r: number) => r;
-      for (const segs of graded.values()) {
-        // one observation per start step: the group's members that reached it
-        for (const t of new Set(segs.map((sg) => `${sg.elapsed}:${sg.horizon}`))) {
-          const at = segs.filter((sg) => `${sg.elapsed}:${sg.horizon}` === t);
-          if (at.length >= 2) denoiser.observe(at.map((sg) => f(sg.rWm)), at.map((sg) => sg.rEnv));
-        }
-      }
+      const f = debiasThenDenoise(debiaser, denoiser, [...graded.values()], flags.debias);
       if (flags.model && flags.anchors && cfg.fidelityEvery > 0 && (it + 1) % cfg.fidelityEvery === 0) {
         Object.assign(m, await timed('fidelity', () => fidelity(setup.tasks, envs.map((e) => e.model!), anchors.map((j) => ({ task: j.task, rollouts: rollouts.get(j)! })), cfg)));
       }

@@ -1,0 +1,36 @@
+import type { Debiaser } from './debias.ts';
+import type { Denoiser } from './denoise.ts';
+
+// Steps 3 and 4 of an iteration on its anchors graded by the world model, in this order: every
+// (r_wm, r_env) pair goes into the debiaser first, so the map has seen this iteration's pairs; then the
+// denoiser measures the world model's disagreement with physics on the calibrated residual
+// f(r_wm) − r_env, not on the raw one (a distortion the map removes is not noise).
+
+/** An anchor segment graded by the world model: both rewards, and the start step and horizon it was
+ *  graded from (the members of a group that reached the same start step are one observation). */
+export interface AnchorPair {
+  rWm: number;
+  rEnv: number;
+  elapsed: number;
+  horizon: number;
+}
+
+/** Feeds the debiaser every pair of every group, then the denoiser one observation per start step of
+ *  each group (its members that reached it, at least 2) on f(r_wm) against r_env. Returns f: the
+ *  debiaser's map when `debias` is on, the identity otherwise (the pairs are added either way). */
+export function debiasThenDenoise(
+  debiaser: Debiaser,
+  denoiser: Denoiser,
+  groups: readonly (readonly AnchorPair[])[],
+  debias: boolean,
+): (r: number) => number {
+  for (const segs of groups) for (const sg of segs) debiaser.add(sg.rWm, sg.rEnv);
+  const f = debias ? (r: number) => debiaser.map(r) : (r: number) => r;
+  for (const segs of groups) {
+    for (const t of new Set(segs.map((sg) => `${sg.elapsed}:${sg.horizon}`))) {
+      const at = segs.filter((sg) => `${sg.elapsed}:${sg.horizon}` === t);
+      if (at.length >= 2) denoiser.observe(at.map((sg) => f(sg.rWm)), at.map((sg) => sg.rEnv));
+    }
+  }
+  return f;
+}
