@@ -132,14 +132,6 @@ export class Debiaser {
     return true;
   }
 
-  /** Adds pairs in order; returns how many refits they caused. */
-  addAll(wm: readonly number[], env: readonly number[]): number {
-    if (wm.length !== env.length) throw new RangeError(`Debiaser: ${wm.length} r_wm values but ${env.length} r_env values`);
-    let refits = 0;
-    for (let i = 0; i < wm.length; i++) if (this.add(wm[i], env[i])) refits++;
-    return refits;
-  }
-
   /** f(r) clamped to [0, 1] (the reward range); before the first fit f is the identity. */
   map(r: number): number {
     finite('r', r);

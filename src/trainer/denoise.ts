@@ -97,11 +97,6 @@ export class Denoiser {
     return { s2, w: this.weight };
   }
 
-  /** The order of design 7.5: maps the world-model rewards with the debiaser's f first, then observes. */
-  observeAnchor(rWm: readonly number[], rEnv: readonly number[], map: (r: number) => number): { s2: number | null; w: number } {
-    return this.observe(rWm.map(map), rEnv);
-  }
-
   /** w = clip(1 + c·η², wMin, wMax) once c is frozen, 1 before. */
   get weight(): number {
     if (this.c === null || this.eta2 === null) return 1;

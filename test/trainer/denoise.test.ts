@@ -92,11 +92,11 @@ describe('Inverse-Variance Denoising', () => {
   it('debiases first: a world model that is physics plus a monotone distortion has ~zero residual', () => {
     // A map with knots (0.05, 0.2), (0.25, 0.4), (0.45, 0.9): the world model reports f⁻¹(r_env).
     const deb = new Debiaser({ warmup: 3 });
-    deb.addAll([0.05, 0.25, 0.45], [0.2, 0.4, 0.9]);
+    for (const [wm, env] of [[0.05, 0.2], [0.25, 0.4], [0.45, 0.9]]) deb.add(wm, env);
     const rWm = [0.05, 0.25, 0.45, 0.15];
     const rEnv = [0.2, 0.4, 0.9, 0.3]; // f(0.15) = 0.3 by interpolation
     const dn = new Denoiser();
-    expect(dn.observeAnchor(rWm, rEnv, (r) => deb.map(r)).s2!).toBeCloseTo(0, 12);
+    expect(dn.observe(rWm.map((r) => deb.map(r)), rEnv).s2!).toBeCloseTo(0, 12);
     // On the raw rewards instead: d − d̄ = [−0.175, 0.025, 0.225, −0.075], s − s̄ = [−0.25, −0.05,
     // 0.45, −0.15]; residual mean square (3·0.075² + 0.225²)/4 = 0.016875; Var(s) = 0.0725.
     expect(residualScale(rWm, rEnv)!).toBeCloseTo(0.016875 / 0.0725, 12);
