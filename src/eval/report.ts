@@ -3,7 +3,7 @@
 // same seeds with a normal-approximation 95% interval. A zod schema validates what is written.
 import { z } from 'zod';
 import { SPLITS } from '../task/index.ts';
-import { summarise } from './summary.ts';
+import { offTableNote, summarise } from './summary.ts';
 
 export const EVAL_FORMAT = 'wmrl-eval/1';
 
@@ -14,6 +14,8 @@ export const FamilyResultSchema = z.object({
   episodes: z.number().int().min(0),
   mean_progress: z.number().min(0).max(1),
   mean_length: z.number().min(0),
+  /** Episodes that ended because an object left the table. */
+  off_table: z.number().int().min(0).optional(),
 });
 export type FamilyResult = z.infer<typeof FamilyResultSchema>;
 
@@ -52,7 +54,7 @@ export type EvalReport = z.infer<typeof EvalReportSchema>;
 
 export interface TaskEpisodes {
   taskId: string;
-  episodes: { seed: number; success: boolean; length: number; progress: number }[];
+  episodes: { seed: number; success: boolean; length: number; progress: number; offTable?: boolean }[];
 }
 
 /** Per-task summaries plus the pooled "overall" entry, and the 0/1 outcomes for pairing. */
@@ -69,7 +71,8 @@ export function policyResult(policy: string, perTask: TaskEpisodes[]): PolicyRes
 
 function familyResult(episodes: TaskEpisodes['episodes']): FamilyResult {
   const s = summarise(episodes);
-  return { success_rate: s.success_rate, ci_low: s.ci_low, ci_high: s.ci_high, episodes: s.episodes, mean_progress: s.mean_progress, mean_length: s.mean_length };
+  const { success_rate, ci_low, ci_high, mean_progress, mean_length, off_table } = s;
+  return { success_rate, ci_low, ci_high, episodes: s.episodes, mean_progress, mean_length, ...(off_table !== undefined && { off_table }) };
 }
 
 /** Mean paired difference a - b with a 95% interval (normal approximation on the per-pair differences). */
@@ -114,7 +117,7 @@ export function formatReport(report: EvalReport): string {
   for (const p of report.policies) {
     lines.push(`${p.policy} (${report.split}, ${report.episodes_per_task} episodes per task, temperature ${report.temperature})`);
     for (const [task, r] of Object.entries(p.results)) {
-      lines.push(`  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  progress ${r.mean_progress.toFixed(2)}  len ${r.mean_length.toFixed(1)}`);
+      lines.push(`  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  progress ${r.mean_progress.toFixed(2)}  len ${r.mean_length.toFixed(1)}${offTableNote(r.off_table)}`);
     }
   }
   if (report.paired) {

@@ -34,6 +34,8 @@ export const FrameSchema = z.object({
   success: z.boolean(),
   done: z.boolean(),
   terms: z.record(z.string(), finite),
+  /** An object left the table: the episode ended as a failure. */
+  offTable: z.boolean().optional(),
 });
 export type Frame = z.infer<typeof FrameSchema>;
 

@@ -45,6 +45,8 @@ export interface Episode {
   logp?: Float32Array;
   /** Learned engines: member variance of `progress` at the last step. */
   progressVar?: number;
+  /** Tabletop: the episode ended because an object left the table. */
+  offTable?: boolean;
 }
 
 export interface CollectOptions {
@@ -135,6 +137,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
         logp: logp ? Float32Array.from(b.logp) : undefined,
         progressVar: r.info.progressVar?.[i],
       };
+      if (r.info.offTable) episode.offTable = r.info.offTable[i] === 1;
       results[slot[i]] = episode;
       slot[i] = -1;
       ctx.keys[i] = -1;

@@ -4,7 +4,7 @@ import type { BodyPose, Branchable, Env } from '../env/types.ts';
 import type { EpisodeSummary, Frame, Replay } from '../protocol/index.ts';
 import { type EpisodeContract, readEpisodeFolder } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { packState, sampleTask, scoreTask, stateSize, unpackState } from '../task/index.ts';
+import { offTable, packState, sampleTask, scoreTask, stateSize, unpackState } from '../task/index.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
 import { ArmPoser } from '../worldmodel/robot-pose.ts';
 
@@ -45,7 +45,8 @@ export async function replayEpisode(src: ReplaySources, run: string, dir: string
     if (t > 0) poser.track(q, st.eePos, st.eeYaw);
     const score = scoreTask(scene, task, st);
     const reward = t === 0 ? 0 : e.rewards[t - 1];
-    return { ...base, source: 'physics', step: t, bodies: copyPoses(poser.poses(q, st)), reward, progress: score.progress, success: score.success, done: t === e.length, terms: { reward } };
+    const off = offTable(scene, st);
+    return { ...base, source: 'physics', step: t, bodies: copyPoses(poser.poses(q, st)), reward, progress: score.progress, success: score.success && !off, done: t === e.length, terms: { reward }, ...(off && { offTable: true }) };
   });
   const summary: EpisodeSummary = { index, task: e.task, seed: e.seed, policy: e.policy, instruction: e.instruction, length: e.length, success: e.success, return: e.return };
   if (!src.openModel) return { run, episode: summary, physics };
@@ -58,8 +59,8 @@ async function modelSide(model: ReplayModel, e: { actions: Int32Array; length: n
   await model.resetFrom([0], [{ seed: task.seed, elapsed: 0, row: packState(states[0]) }]);
   const frames: Frame[] = [];
   const tcp: number[] = [], objects: number[] = [];
-  const record = (t: number, reward: number, progress: number, success: boolean, done: boolean) => {
-    frames.push({ ...base, source: 'world-model', step: t, bodies: copyPoses(model.frame(0)), reward, progress, success, done, terms: { reward } });
+  const record = (t: number, reward: number, progress: number, success: boolean, done: boolean, off = false) => {
+    frames.push({ ...base, source: 'world-model', step: t, bodies: copyPoses(model.frame(0)), reward, progress, success, done, terms: { reward }, ...(off && { offTable: true }) });
     const [tc, ob] = distance(model.state(0), states[t]);
     tcp.push(tc);
     objects.push(ob);
@@ -69,7 +70,7 @@ async function modelSide(model: ReplayModel, e: { actions: Int32Array; length: n
     const action = Object.fromEntries(names.map((n, k) => [n, Int32Array.of(e.actions[t * names.length + k])]));
     const r = await model.step(action);
     const done = r.terminated[0] === 1 || r.truncated[0] === 1;
-    record(t + 1, r.reward[0], r.info.progress[0], r.info.success[0] === 1, done || t + 1 === e.length);
+    record(t + 1, r.reward[0], r.info.progress[0], r.info.success[0] === 1, done || t + 1 === e.length, r.info.offTable?.[0] === 1);
     if (done) break;
   }
   return { worldModel: frames, divergence: { tcp_m: tcp, objects_m: objects } };

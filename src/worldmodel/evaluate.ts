@@ -24,8 +24,8 @@ export interface GroupErrors {
 
 export interface EvalReport {
   episodes: number;
-  /** Episodes left out because an object fell off the table (below z = -OFF_TABLE_M, where physics lets it
-   *  fall forever): outside the world model's domain, they would swamp every mean. */
+  /** Episodes left out because an object fell below z = -OFF_TABLE_M: recorded before episodes ended as
+   *  an object leaves the table, such objects fell for metres and would swamp every mean. */
   excluded_off_table: { task: string; seed: number }[];
   transitions: number;
   one_step: GroupErrors & { copy_baseline: GroupErrors };

@@ -22,6 +22,18 @@ describe('eval report', () => {
     expect(r.outcomes['tabletop/stack']).toEqual([0, 0]);
   });
 
+  it('counts episodes that ended with an object off the table, per family and overall', () => {
+    const off = { ...ep(false), length: 30, offTable: true };
+    const r = policyResult('p', [
+      { taskId: 'tabletop/push', episodes: [off, { ...ep(true), offTable: false }, off] },
+      { taskId: 'tabletop/stack', episodes: [{ ...ep(false), offTable: false }] },
+    ]);
+    expect(r.results['tabletop/push'].off_table).toBe(2);
+    expect(r.results['tabletop/stack'].off_table).toBe(0);
+    expect(r.results.overall.off_table).toBe(2);
+    expect(policyResult('q', [{ taskId: 't', episodes: [ep(true)] }]).results.t.off_table).toBeUndefined();
+  });
+
   it('pairs outcomes on the same seeds', () => {
     expect(pairedDifference([1, 1, 1, 1], [1, 1, 1, 1])).toEqual({ diff: 0, ci_low: 0, ci_high: 0, episodes: 4 });
     const d = pairedDifference([1, 1, 1, 0, 1, 1, 0, 1], [0, 1, 0, 0, 0, 1, 0, 0]);
@@ -38,6 +50,7 @@ describe('eval report', () => {
     const report = await runEval({ scene: loadSceneFile(DEFAULT_SCENE_PATH), tasks: ['tabletop/push'], policies: ['expert'], split: 'heldout', episodes: 2, seed: 3, temperature: 1, numEnvs: 2 });
     expect(EvalReportSchema.safeParse(report).success).toBe(true);
     expect(report.policies[0].results['tabletop/push'].success_rate).toBe(1);
+    expect(report.policies[0].results['tabletop/push'].off_table).toBe(0);
     const { overall: _drop, ...noOverall } = report.policies[0].results;
     expect(() => validateReport({ ...report, policies: [{ ...report.policies[0], results: noOverall }] })).toThrow(/policies\.0\.results: must have an "overall" entry/);
     expect(() => validateReport({ ...report, temperature: -1 })).toThrow(/temperature/);

@@ -39,7 +39,7 @@ function loadRunners(scene: Scene): Promise<Record<Dynamics, InPageRunner>> {
 }
 
 const toFrame = (v: StepView, source: Frame['source'], task: string): Frame => ({
-  stream: 'in-page', task, source, step: v.step, instruction: v.instruction, bodies: v.bodies, reward: v.reward, progress: v.progress, success: v.success, done: v.done, terms: { reward: v.reward },
+  stream: 'in-page', task, source, step: v.step, instruction: v.instruction, bodies: v.bodies, reward: v.reward, progress: v.progress, success: v.success, done: v.done, terms: { reward: v.reward }, ...(v.offTable && { offTable: true }),
 });
 
 export function setupInPage(scene: Scene, player: Player, status: (text: string) => void): void {

@@ -55,7 +55,7 @@ function show(track: Track, t: number): void {
     { label: 'tool', colour: '#d62728', points: div.tcp_m.map((v, i) => [i, v]) },
     { label: 'objects', colour: '#1f77b4', points: div.objects_m.map((v, i) => [i, v]) },
   ] : [], t);
-  $('frameinfo').textContent = main ? [`${main.source} · ${main.task}`, `step ${main.step}`, `"${main.instruction}"`, `reward ${main.reward.toFixed(3)}`, `progress ${main.progress.toFixed(2)}`, `success ${main.success}`].join('\n') : '';
+  $('frameinfo').textContent = main ? [`${main.source} · ${main.task}`, `step ${main.step}`, `"${main.instruction}"`, `reward ${main.reward.toFixed(3)}`, `progress ${main.progress.toFixed(2)}`, `success ${main.success}`, ...(main.offTable ? ['an object fell off the table: episode over'] : [])].join('\n') : '';
   $('stepinfo').textContent = `${t} / ${Math.max(0, track.physics.length - 1)}`;
 }
 

@@ -61,6 +61,8 @@ export interface StepView {
   progress: number;
   success: boolean;
   done: boolean;
+  /** An object left the table (the episode ended as a failure). */
+  offTable?: boolean;
   /** The text the policy reads. */
   instruction: string;
   /** The policy camera's HxWx3 RGB, exactly as the policy sees it. */
@@ -140,7 +142,7 @@ export class InPageRunner {
       ep.obs = r.obs;
       ep.view = this.view(ep.slot, r.obs, {
         step: ep.view.step + 1, tokens, reward: r.reward[0], progress: r.info.progress[0], success: r.info.success[0] === 1,
-        done: r.terminated[0] === 1 || r.truncated[0] === 1, instruction: ep.instruction,
+        done: r.terminated[0] === 1 || r.truncated[0] === 1, offTable: r.info.offTable?.[0] === 1, instruction: ep.instruction,
       });
       return ep.view;
     });
