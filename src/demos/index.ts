@@ -3,3 +3,4 @@
 // Must not import worldmodel, trainer or cli.
 export * from './demos.ts';
 export * from './folder.ts';
+export * from './pretrain.ts';
