@@ -14,3 +14,4 @@ export * from './loss.ts';
 export * from './refresh.ts';
 export * from './checkpoint-file.ts';
 export * from './branching.ts';
+export * from './train-run.ts';
