@@ -127,13 +127,17 @@ export function scoreTask(scene: Scene, task: TaskInstance, state: TabletopState
   return { success: raw[names.length - 1], progress: satisfied / names.length, predicates };
 }
 
-/** Whether an object has left the table: its centre is outside the table top's footprint or below its
- *  surface (z = 0). Nothing brings it back (physics has no floor), so the episode ends as a failure. */
+/** An object whose centre is this far below the table top (z = 0) has fallen; a cube pressed into the
+ *  table by the fingers sits a few millimetres below its resting height, never this low. */
+export const OFF_TABLE_DEPTH = 0.05;
+
+/** Whether an object has left the table: its centre is past the table top's edge (it tips over) or has
+ *  fallen below it. Nothing brings it back (physics has no floor), so the episode ends as a failure. */
 export function offTable(scene: Scene, state: TabletopState): boolean {
   const [hx, hy] = scene.table.halfSize;
   for (const o of state.objects) {
     const [x, y, z] = o.pos;
-    if (!(z >= 0 && Math.abs(x) <= hx && Math.abs(y) <= hy)) return true;
+    if (!(z >= -OFF_TABLE_DEPTH && Math.abs(x) <= hx && Math.abs(y) <= hy)) return true;
   }
   return false;
 }

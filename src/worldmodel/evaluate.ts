@@ -7,7 +7,7 @@ import type { Scene } from '../scene/schema.ts';
 import { sampleTask } from '../task/sample.ts';
 import { stateSize, unpackState } from '../task/state.ts';
 import type { TaskInstance } from '../task/types.ts';
-import { scoreTask } from '../task/verify.ts';
+import { OFF_TABLE_DEPTH, scoreTask } from '../task/verify.ts';
 import type { EpisodeData } from './dataset.ts';
 import type { Dynamics } from './dynamics.ts';
 import { stateGroups } from './features.ts';
@@ -24,7 +24,7 @@ export interface GroupErrors {
 
 export interface EvalReport {
   episodes: number;
-  /** Episodes left out because an object fell below z = -OFF_TABLE_M: recorded before episodes ended as
+  /** Episodes left out because an object fell below z = -OFF_TABLE_DEPTH: recorded before episodes ended as
    *  an object leaves the table, such objects fell for metres and would swamp every mean. */
   excluded_off_table: { task: string; seed: number }[];
   transitions: number;
@@ -46,14 +46,12 @@ export interface EvalReport {
 }
 
 const CHUNK = 2048;
-/** An object this far below the table top (z = 0) has fallen off the table. */
-export const OFF_TABLE_M = 0.05;
 
 /** Whether some object of the episode leaves the table at any recorded step. */
 export function fellOffTable(e: EpisodeData, objects: number): boolean {
   const S = stateSize(objects);
   const z = stateGroups(objects).objectPos.map((idx) => idx[2]);
-  for (let t = 0; t <= e.length; t++) for (const j of z) if (e.states[t * S + j] < -OFF_TABLE_M) return true;
+  for (let t = 0; t <= e.length; t++) for (const j of z) if (e.states[t * S + j] < -OFF_TABLE_DEPTH) return true;
   return false;
 }
 
