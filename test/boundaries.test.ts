@@ -25,6 +25,7 @@ const FORBIDDEN: Record<string, string[]> = {
   server: ['trainer', 'experiment', 'cli'],
   eval: ['trainer', 'autoresearch', 'experiment', 'cli'],
   demos: ['worldmodel', 'trainer', 'autoresearch', 'experiment', 'cli'],
+  // speedup.ts runs `wmrl train` as child processes (bin/wmrl.mjs) on purpose: each run isolated and resumable.
   experiment: ['protocol', 'server', 'cli', 'bullmq', 'ioredis'],
   cli: [],
 };

@@ -1,5 +1,6 @@
 // experiment: the tabletop and AutoResearch wired to the trainer, and experiments over trainer runs (the
-// speedup experiment, the main job). Must not import server, protocol or cli.
+// speedup experiment, whose runs are `wmrl train` child processes on purpose, for isolation; the main job).
+// Must not import server, protocol or cli.
 export * from './tabletop.ts';
 export * from './speedup.ts';
 export * from './speedup-report.ts';

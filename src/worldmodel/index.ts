@@ -1,5 +1,6 @@
-// worldmodel: learned dynamics, WorldModelEnv, shadow mode. Must not import physics (specs arrive as data) or trainer.
-// Browser-safe (what the viewer runs): env, dynamics, features, robot-pose, model-bytes; *-file.ts, dataset, trainer, refresh are Node-only.
+// worldmodel: learned dynamics, WorldModelEnv, shadow mode, the resumable training run (trainWorldModel).
+// Must not import physics (specs arrive as data) or trainer. Browser-safe (what the viewer runs): env, dynamics,
+// features, robot-pose, model-bytes; *-file.ts, dataset, trainer, refresh, train-run are Node-only.
 export * from './features.ts';
 export * from './dynamics.ts';
 export * from './robot-pose.ts';
