@@ -21,7 +21,6 @@ import { bundleScript, NODE_MODULES, SCRIPT_EXTENSIONS } from './sandbox-build.t
 import { childCommand, classify, NODE_BOOT_MB, probeContainment, runChild, type Containment, type ExecOutcome } from './sandbox-process.ts';
 
 export type { ExecOutcome } from './sandbox-process.ts';
-export { heapMbFor } from './sandbox-process.ts';
 
 /** An absolute path that Node's --allow-fs-* flags take literally (they split on commas and expand '*'). */
 const FlagPath = z

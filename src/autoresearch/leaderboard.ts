@@ -55,11 +55,3 @@ export function referenceRuns(taskId: string): ReferenceRun[] {
   return board(taskId).runs.map((r) => ({ ...r, position: leaderboardPosition(taskId, r.validation, 'validation') }));
 }
 
-/** Best and worst reference score on `split` (best first in the metric's direction). */
-export function leaderboardRange(taskId: string, split: 'validation' | 'test'): { best: number; worst: number } {
-  const b = board(taskId);
-  const xs = b.runs.map((r) => r[split]);
-  const hi = Math.max(...xs);
-  const lo = Math.min(...xs);
-  return b.higherIsBetter ? { best: hi, worst: lo } : { best: lo, worst: hi };
-}

@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.ts';
 import { fsReason, isPathError } from '../core/input-file.ts';
 import { SceneError } from '../scene/index.ts';
-import { INTERRUPT_EXIT_CODE, InterruptedError, installInterruptHandler } from './interrupt.ts';
+import { INTERRUPT_EXIT_CODE, InterruptedError, installInterruptHandler, resetInterrupt } from './interrupt.ts';
 import { registerCollect } from './commands/collect.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerEval } from './commands/eval.ts';
@@ -54,6 +54,7 @@ export function failure(err: unknown): { message: string; code: 1 | 2 } {
 /** CLI entry: exit code 0 on success, 2 on bad usage or input files, 130 on Ctrl-C, 1 on other failures. */
 export async function main(argv: string[]): Promise<void> {
   installInterruptHandler();
+  resetInterrupt(); // each command starts with no Ctrl-C pending (tests run several in one process)
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });

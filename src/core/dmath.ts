@@ -57,13 +57,6 @@ function atanUnit(x: number): number {
   return 4 * (t + t * s);
 }
 
-export function datan(x: number): number {
-  if (Number.isNaN(x)) return NaN;
-  if (x > 1) return PIO2_HI + PIO2_LO - atanUnit(1 / x);
-  if (x < -1) return -(PIO2_HI + PIO2_LO) - atanUnit(1 / x);
-  return atanUnit(x);
-}
-
 export function datan2(y: number, x: number): number {
   if (Number.isNaN(x) || Number.isNaN(y)) return NaN;
   if (x === 0 && y === 0) return 0;
@@ -151,13 +144,6 @@ export function dpow(base: number, exponent: number): number {
   }
   if (base < 0) return NaN;
   return dexp(exponent * dlog(base));
-}
-
-export function dtanh(x: number): number {
-  if (x > 20) return 1;
-  if (x < -20) return -1;
-  const e = dexp(2 * x);
-  return (e - 1) / (e + 1);
 }
 
 /** Wrap an angle to [-pi, pi). */

@@ -1,4 +1,4 @@
-import { dcos, dlog, dsin } from './dmath.ts';
+import { dcos, dlog } from './dmath.ts';
 
 /** murmur3's 32-bit finaliser. */
 function fmix32(h: number): number {
@@ -104,14 +104,6 @@ export class Rng {
     const u1 = 1 - this.uniform();
     const u2 = this.uniform();
     return Math.sqrt(-2 * dlog(u1)) * dcos(2 * Math.PI * u2);
-  }
-
-  /** Pair of independent standard normals. */
-  normal2(): [number, number] {
-    const u1 = 1 - this.uniform();
-    const u2 = this.uniform();
-    const r = Math.sqrt(-2 * dlog(u1));
-    return [r * dcos(2 * Math.PI * u2), r * dsin(2 * Math.PI * u2)];
   }
 
   /** Sample an index from unnormalised non-negative weights. */

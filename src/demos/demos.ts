@@ -108,10 +108,6 @@ export async function collectDemos(scene: Scene, taskId: string, o: { episodes: 
   }));
 }
 
-/** Which steps of which demo are training samples: every step of every demo ('all'), or only of the
- *  demos the noisy execution still solved ('success'). */
-export type DemoFilter = 'all' | 'success';
-
 function copyRow(obs: BatchObs, i: number, ds: BcDataset, row: number, config: VlaConfig, tokens: Int32Array): void {
   const [h, w] = config.imageSize;
   const px = h * w * 3;

@@ -13,7 +13,7 @@ import { type LoadedModel, type ModelBytes, type ModelSidecar, ModelSidecarSchem
 import { writeOnnx } from './onnx.ts';
 import type { ParamStore } from './params.ts';
 
-export { type LoadedModel, type ModelSidecar, ModelSidecarSchema, sidecarPath } from './model-bytes.ts';
+export { type LoadedModel, type ModelSidecar, sidecarPath } from './model-bytes.ts';
 
 export interface SaveModelOptions {
   kind: string;

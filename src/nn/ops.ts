@@ -70,7 +70,6 @@ export const tanh = (x: Tensor): Tensor => unary('Tanh', x);
 export const sigmoid = (x: Tensor): Tensor => unary('Sigmoid', x);
 export const relu = (x: Tensor): Tensor => unary('Relu', x);
 export const softplus = (x: Tensor): Tensor => unary('Softplus', x);
-export const identity = (x: Tensor): Tensor => unary('Identity', x, false);
 
 /** log-softmax over the last axis (ONNX LogSoftmax). ORT computes it row by row, so a row's bits do
  *  not depend on the batch around it, unlike a Log over the whole tensor, whose SIMD tail does. */
@@ -229,7 +228,6 @@ function reduce(op: string, x: Tensor, axes: readonly number[], keepdims: boolea
 
 export const reduceSum = (x: Tensor, axes: readonly number[], keepdims = false): Tensor => reduce('ReduceSum', x, axes, keepdims);
 export const reduceMean = (x: Tensor, axes: readonly number[], keepdims = false): Tensor => reduce('ReduceMean', x, axes, keepdims);
-export const reduceMax = (x: Tensor, axes: readonly number[], keepdims = false): Tensor => reduce('ReduceMax', x, axes, keepdims);
 
 /** Sum of all elements as a scalar (shape []). */
 export function sumAll(x: Tensor): Tensor {

@@ -130,14 +130,6 @@ export class ParamStore {
     }
     return null;
   }
-
-  /** Parameters declared by a graph, with this store's values (for binding to a graph built anew). */
-  static fromDecls(decls: readonly ParamDecl[], values: ParamStore): ParamStore {
-    values.checkAgainst(decls);
-    const s = new ParamStore(values.float);
-    for (const d of decls) s.add(d, values.get(d.name));
-    return s;
-  }
 }
 
 /** Parameters as plain rows (what travels to workers: info and data per parameter, in store order). */

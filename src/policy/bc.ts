@@ -132,6 +132,8 @@ export function bcLearningRate(opts: Pick<BcOptions, 'lr' | 'totalSteps' | 'minL
 
 export class BcTrainer {
   private steps = 0;
+  /** Datasets already checked against the config (each once, on its first step). */
+  private readonly checked = new WeakSet<BcDataset>();
 
   private constructor(private readonly session: TrainSession, readonly config: VlaConfig, readonly opts: BcOptions) {}
 
@@ -152,6 +154,10 @@ export class BcTrainer {
   }
 
   async step(ds: BcDataset): Promise<BcStepResult> {
+    if (!this.checked.has(ds)) {
+      checkBcDataset(ds, this.config);
+      this.checked.add(ds);
+    }
     const step = this.stepCount;
     const { feeds } = bcBatch(ds, this.config, this.opts.batch, this.opts.seed, step, this.opts.shift ?? 0);
     const lr = bcLearningRate(this.opts, step);

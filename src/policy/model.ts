@@ -5,7 +5,6 @@ import type { ParamStore } from '../nn/params.ts';
 import { type LoadedPolicy, POLICY_KIND, checkPolicy } from './model-bytes.ts';
 import { type VlaConfigInput, parseVlaConfig, vlaForwardBuilder } from './vla.ts';
 
-export { POLICY_KIND } from './model-bytes.ts';
 
 export function savePolicy(path: string, config: VlaConfigInput, params: ParamStore, meta: { provenance: ModelSidecar['provenance']; specHash: string }): Promise<ModelSidecar> {
   const c = parseVlaConfig(config);

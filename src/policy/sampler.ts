@@ -46,14 +46,8 @@ export function policyFeeds(config: VlaConfig, tokenizer: WordTokenizer, obs: Ba
   return feeds;
 }
 
-/** Index drawn from log-probabilities at a temperature (0: the argmax) with deterministic exp and
- *  the project's Rng: p_k ~ exp((logp_k - max) / temperature). Draws one uniform at temperature > 0. */
-export function sampleLogits(logp: Float32Array, offset: number, n: number, temperature: number, rng: Rng | null): number {
-  if (temperature !== 0 && !rng) throw new Error('sampleLogits: sampling at temperature > 0 needs an Rng');
-  return pickToken(logp, offset, n, temperature, temperature === 0 ? 0 : rng!.uniform());
-}
-
-/** sampleLogits with its uniform `u` in [0, 1) drawn beforehand. */
+/** Index drawn from log-probabilities at a temperature (0: the argmax) with deterministic exp and a
+ *  uniform `u` in [0, 1) drawn beforehand: p_k ~ exp((logp_k - max) / temperature). */
 function pickToken(logp: Float32Array, offset: number, n: number, temperature: number, u: number): number {
   let best = 0;
   for (let k = 1; k < n; k++) if (logp[offset + k] > logp[offset + best]) best = k;

@@ -15,7 +15,6 @@ export function isRunId(s: string): boolean {
 const runId = z.string().min(1).max(400).refine(isRunId, 'run id must be a relative path inside the run folder');
 
 export const HandshakeSchema = z.object({ protocol: z.number().int(), token: z.string().max(200).optional() });
-export type Handshake = z.infer<typeof HandshakeSchema>;
 
 export const BodyPoseSchema = z.object({ name: z.string().min(1).max(100), pos: vec3, quat });
 

@@ -59,10 +59,6 @@ export function distToRect(x: number, y: number, centre: readonly number[], half
   return Math.sqrt(dx * dx + dy * dy);
 }
 
-export function insideRect(x: number, y: number, centre: readonly number[], half: readonly number[]): boolean {
-  return Math.abs(x - centre[0]) <= half[0] && Math.abs(y - centre[1]) <= half[1];
-}
-
 /** Outer half size of a bin (inner footprint plus walls). */
 export function binOuterHalf(bin: Scene['bins'][number]): [number, number] {
   return [bin.halfSize[0] + bin.wallThickness, bin.halfSize[1] + bin.wallThickness];

@@ -11,7 +11,6 @@ export const EnsembleWeightsSchema = z.object({
   min: z.number().nonnegative().default(0.25).describe('lower clip of a rollout weight (after normalising to mean 1)'),
   max: z.number().positive().default(4).describe('upper clip of a rollout weight (after normalising to mean 1)'),
 }).refine((c) => c.max >= c.min, { message: 'max must be at least min', path: ['max'] });
-export type EnsembleWeightsConfig = z.output<typeof EnsembleWeightsSchema>;
 
 export const AdvantageConfigSchema = z.object({
   eps: z.number().positive().default(1e-4).describe('ε in A_i = (r_i − μ_g)/(σ_g + ε)'),

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
-import { DEFAULT_LIMITS, Executor, heapMbFor, type ExecJob, type ExecReport } from '../../src/autoresearch/executor.ts';
-import { classify, probeContainment } from '../../src/autoresearch/sandbox-process.ts';
+import { DEFAULT_LIMITS, Executor, type ExecJob, type ExecReport } from '../../src/autoresearch/executor.ts';
+import { classify, heapMbFor, probeContainment } from '../../src/autoresearch/sandbox-process.ts';
 
 const HOSTILE = resolve(import.meta.dirname, 'hostile');
 const REPO = resolve(import.meta.dirname, '../..');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkProgram, programTokens } from '../../src/autoresearch/dsl.ts';
 import { loadTask } from '../../src/autoresearch/data-file.ts';
-import { leaderboardPosition, leaderboardRange, leaderboards, referenceRuns } from '../../src/autoresearch/leaderboard.ts';
+import { leaderboardPosition, leaderboards, referenceRuns } from '../../src/autoresearch/leaderboard.ts';
 import { runProgram } from '../../src/autoresearch/runner.ts';
 import { TASKS } from '../../src/autoresearch/tasks.ts';
 
@@ -27,9 +27,9 @@ describe('leaderboards', () => {
   it('positions are in [0, 1], monotone in the metric direction, ties count half', () => {
     for (const t of TASKS) {
       for (const split of ['validation', 'test'] as const) {
-        const { best, worst } = leaderboardRange(t.id, split);
-        const lo = Math.min(best, worst);
-        const hi = Math.max(best, worst);
+        const scores = leaderboards().tasks[t.id].runs.map((r) => r[split]);
+        const lo = Math.min(...scores);
+        const hi = Math.max(...scores);
         const xs = Array.from({ length: 41 }, (_, i) => lo - (hi - lo) * 0.1 + ((hi - lo) * 1.2 * i) / 40);
         const pos = xs.map((x) => leaderboardPosition(t.id, x, split));
         for (const p of pos) expect(p >= 0 && p <= 1).toBe(true);
@@ -42,7 +42,7 @@ describe('leaderboards', () => {
     }
     const runs = leaderboards().tasks['iris-species'].runs;
     const n = runs.length;
-    const best = leaderboardRange('iris-species', 'validation').best;
+    const best = Math.max(...runs.map((r) => r.validation)); // accuracy: higher is better
     const ties = runs.filter((r) => r.validation === best).length;
     expect(leaderboardPosition('iris-species', best, 'validation')).toBeCloseTo((n - ties + ties / 2) / n, 12);
     expect(() => leaderboardPosition('nope', 1, 'test')).toThrow(/no leaderboard/);

@@ -5,7 +5,6 @@ import type { ParamStore } from '../params.ts';
 import { type LoadedWorldModel, WORLD_MODEL_KIND, checkWorldModel, worldModelNormalizers } from './worldmodel-bytes.ts';
 import { type WorldModelNetConfig, parseWorldModelConfig, worldModelForwardBuilder } from './worldmodel.ts';
 
-export { WORLD_MODEL_KIND } from './worldmodel-bytes.ts';
 
 export function saveWorldModel(path: string, config: WorldModelNetConfig, params: ParamStore, meta: Pick<SaveModelOptions, 'provenance' | 'specHash' | 'parts' | 'commit'>): Promise<ModelSidecar> {
   const c = parseWorldModelConfig(config);
