@@ -5,7 +5,7 @@ import { sceneBodies } from '../scene/bodies.ts';
 import type { Scene } from '../scene/schema.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
 import { quatFromYaw, type MutQuat, type MutVec } from './quat.ts';
-import { GROUP_WORLD, RobotRig, type RobotHandles } from './robot.ts';
+import { GROUP_WORLD, type RobotRig, type RobotHandles } from './robot.ts';
 
 type Rapier = typeof RAPIER_NS;
 type RigidBody = RAPIER_NS.RigidBody;

@@ -113,7 +113,7 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     this.numEnvs = numEnvs;
     this.engine = engine;
     const proprio = spec.observation.find((e) => e.name === 'proprio');
-    if (!proprio || proprio.kind !== 'box' || proprio.shape[0] !== PROPRIO.length) throw new Error(`tabletop: spec ${spec.id} has no ${PROPRIO.length}-value "proprio" box`);
+    if (proprio?.kind !== 'box' || proprio.shape[0] !== PROPRIO.length) throw new Error(`tabletop: spec ${spec.id} has no ${PROPRIO.length}-value "proprio" box`);
     this.views = spec.observation.filter((e) => e.kind === 'image').map((e) => ({
       key: e.name,
       renderer: options.render === false ? null : createRenderer(scene, e.name.replace(/^image_/, '')),

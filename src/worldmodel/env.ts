@@ -62,7 +62,7 @@ class EnsembleEngine implements TabletopEngine {
     this.gripCommand = new Float64Array(numEnvs);
     this.tasks = new Array(numEnvs).fill(null);
     const grip = spec.action.find((e) => e.name === 'grip');
-    if (!grip || grip.kind !== 'discrete') throw new Error(`world model: spec ${spec.id} has no discrete "grip" action`);
+    if (grip?.kind !== 'discrete') throw new Error(`world model: spec ${spec.id} has no discrete "grip" action`);
     this.gripBins = grip.n;
     this.scratch = unpackState(new Float64Array(this.S), scene.objects.length);
   }
