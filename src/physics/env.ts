@@ -111,12 +111,6 @@ export class TabletopEnv extends TabletopCore<RapierEngine> {
     this.cameras = cameras;
   }
 
-  /** Env i's arm joint angles and gripper command (0 open ... 1 closed), as its proprio reports it. */
-  armState(i: number): { q: Float64Array; grip: number } {
-    this.check(i);
-    return { q: this.engine.joints(i).slice(), grip: this.engine.grip(i) };
-  }
-
   /** The Rapier world of env i (for benchmarks and debugging; do not keep it across restore()). */
   world(i: number): RAPIER.World {
     this.check(i);
