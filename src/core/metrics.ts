@@ -1,0 +1,100 @@
+// One line of a training run's metrics.jsonl: the namespaced scalars the trainer writes after every
+// iteration, read by the experiments, the CLI, the server and the viewer. The keys are the file's own;
+// readers name them through TrainMetricKey, so renaming one here fails every reader's typecheck.
+import { z } from 'zod';
+
+const n = z.number();
+const held = (when: string) => ({
+  success: n.describe(`held-out success rate ${when}`),
+  ci_low: n.describe('its Wilson 95% interval, low end'),
+  ci_high: n.describe('its Wilson 95% interval, high end'),
+  progress: n.describe('mean process score at the end of the episodes'),
+  episodes: n.describe('held-out episodes, all tasks together'),
+});
+const evalNow = held('after this iteration (every evalEvery iterations)');
+const evalBefore = held('of the policy before training (first line only)');
+
+/** Every key but the fidelity family, in the order the trainer writes them. */
+const TrainMetricsShape = {
+  iteration: n.describe('iterations done (1 on the first line)'),
+  'eval_initial/success': evalBefore.success.optional(),
+  'eval_initial/ci_low': evalBefore.ci_low.optional(),
+  'eval_initial/ci_high': evalBefore.ci_high.optional(),
+  'eval_initial/progress': evalBefore.progress.optional(),
+  'eval_initial/episodes': evalBefore.episodes.optional(),
+  'eval/success': evalNow.success.optional(),
+  'eval/ci_low': evalNow.ci_low.optional(),
+  'eval/ci_high': evalNow.ci_high.optional(),
+  'eval/progress': evalNow.progress.optional(),
+  'eval/episodes': evalNow.episodes.optional(),
+  'reward/anchor': n.describe('mean trajectory reward of the anchor (physics) rollouts'),
+  'reward/wm': n.describe('mean trajectory reward of the world-model rollouts (before debiasing)'),
+  'success/anchor': n.describe('success rate of the anchor rollouts'),
+  'success/wm': n.describe('success rate of the world-model rollouts'),
+  'groups/anchor': n.describe('anchor groups this iteration'),
+  'groups/wm': n.describe('world-model groups this iteration'),
+  'groups/zero_variance': n.describe('groups whose members all got one reward (no gradient)'),
+  'groups/zero_variance_anchor': n.describe('of them, anchor groups'),
+  'groups/zero_variance_wm': n.describe('of them, world-model groups'),
+  'groups/wm_three_valued': n.describe('world-model groups with at least 3 distinct rewards (the only ones a monotone map changes after z-scoring)'),
+  'hybrid/anchor_weight': n.describe('loss weight of anchor rows'),
+  'hybrid/wm_weight': n.describe('loss weight of world-model rows'),
+  'steps/physics': n.describe('physics env steps since the start (cumulative)'),
+  'steps/world_model': n.describe('world-model env steps since the start, grading included (cumulative)'),
+  'debias/pairs': n.describe('(r_wm, r_env) pairs seen since the start'),
+  'debias/bias_before': n.describe('mean r_wm − r_env over the pairs kept (0 until there are pairs)'),
+  'debias/bias_after': n.describe('mean f(r_wm) − r_env over the pairs kept'),
+  'denoise/w': n.describe('weight of anchor-group advantages (1 when denoising is off)'),
+  'denoise/eta2': n.describe('EMA of the world model\'s relative noise η²'),
+  'losses/policy': n.describe('mean PPO policy loss over the optimizer steps'),
+  'losses/kl': n.describe('mean k3 KL to the reference policy'),
+  'losses/entropy': n.describe('mean joint entropy of the action'),
+  'losses/clip_fraction': n.describe('mean share of clipped ratios'),
+  'losses/logp_gap': n.describe('train vs sampler log-prob gap on the first minibatch'),
+  'samples/rows': n.describe('rows (sampled steps) in the update'),
+  'groups/branched': n.describe('world-model groups started from a real anchor state'),
+  'branch/pool': n.describe('branch points kept'),
+  'refresh/count': n.describe('world-model refreshes since the start'),
+  'refresh/transitions': n.describe('transitions of this iteration\'s refresh (0: none)'),
+  'refresh/val_mse': n.describe('best validation MSE of this iteration\'s refresh (0: none)'),
+  'time/physics_s': n.describe('seconds of anchor rollouts'),
+  'time/world_model_s': n.describe('seconds of world-model rollouts and anchor grading'),
+  'time/training_s': n.describe('seconds of policy updates'),
+  'time/refresh_s': n.describe('seconds of world-model refreshes'),
+  'time/eval_s': n.describe('seconds of held-out evaluation (off the training clock)'),
+  'time/fidelity_s': n.describe('seconds of fidelity measurement (off the training clock)'),
+  'time/policy_inference_s': n.describe('seconds of policy inference, part of the physics and world-model times'),
+  step: n.describe('the same as iteration (the step axis of generic readers)'),
+};
+
+export const FIDELITY_STATS = ['pairs', 'rank_corr', 'gain_rank_corr', 'bias', 'sign_agreement'] as const;
+/** The world model's reward fidelity on anchors at horizon h (hN) or over whole episodes (whole). */
+export type FidelityKey = `fidelity/${`h${number}` | 'whole'}/${(typeof FIDELITY_STATS)[number]}`;
+const FIDELITY_KEY = new RegExp(`^fidelity/(h\\d+|whole)/(${FIDELITY_STATS.join('|')})$`);
+
+export type TrainMetrics = z.output<z.ZodObject<typeof TrainMetricsShape>> & { [K in FidelityKey]?: number };
+export type TrainMetricKey = keyof TrainMetrics & string;
+export type EvalMetrics = Required<Pick<TrainMetrics, `eval/${keyof typeof evalNow}`>>;
+export type InitialEvalMetrics = Required<Pick<TrainMetrics, `eval_initial/${keyof typeof evalBefore}`>>;
+export type FidelityMetrics = { [K in FidelityKey]?: number };
+
+/** A metrics line: every key above (the eval ones on evaluation lines), fidelity keys on measurement lines, nothing else. */
+export const TrainMetricsSchema: z.ZodType<TrainMetrics> = z.object(TrainMetricsShape).catchall(n).check(z.superRefine((row, ctx) => {
+  for (const key of Object.keys(row)) {
+    if (!(key in TrainMetricsShape) && !FIDELITY_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'not a training metric', input: row[key] });
+  }
+}, { when: (p) => typeof p.value === 'object' && p.value !== null })); // also beside a missing key: a renamed one names both
+
+/** The training clock's keys: evaluation and fidelity measurements are off it. */
+export const TRAIN_CLOCK_KEYS = ['time/physics_s', 'time/world_model_s', 'time/training_s', 'time/refresh_s'] as const satisfies readonly TrainMetricKey[];
+export type TrainClockKey = (typeof TRAIN_CLOCK_KEYS)[number];
+
+/** Seconds on the training clock of a line (or of sums over lines). */
+export function trainSeconds(m: Pick<TrainMetrics, TrainClockKey>): number {
+  return m['time/physics_s'] + m['time/world_model_s'] + m['time/training_s'] + m['time/refresh_s'];
+}
+
+/** Held-out evaluation keys renamed for the line's before-training evaluation. */
+export function initialEval(e: EvalMetrics): InitialEvalMetrics {
+  return { 'eval_initial/success': e['eval/success'], 'eval_initial/ci_low': e['eval/ci_low'], 'eval_initial/ci_high': e['eval/ci_high'], 'eval_initial/progress': e['eval/progress'], 'eval_initial/episodes': e['eval/episodes'] };
+}
