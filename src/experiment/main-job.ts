@@ -3,6 +3,7 @@
 // improvement. The budget only decides where training stops; the run is an ordinary `wmrl train` run
 // folder, and the printed command with that iteration count reproduces the policy bit for bit.
 import { join } from 'node:path';
+import type { TrainMetrics } from '../core/metrics.ts';
 import type { FrameSink } from '../env/index.ts';
 import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, validateReport, writeEvalFolder } from '../eval/index.ts';
 import { loadPolicy } from '../policy/model.ts';
@@ -27,7 +28,7 @@ export interface MainJobOptions {
   /** Flags that made `cfg` besides mode and seed (e.g. --preset smoke), for the reproduce line. */
   configFlags?: string[];
   log?: (line: string) => void;
-  onIteration?: (m: Record<string, number>, elapsedS: number, trainBudgetS: number) => void;
+  onIteration?: (m: TrainMetrics, elapsedS: number, trainBudgetS: number) => void;
   shouldStop?: () => boolean;
   /** Streams the training envs to a live viewer. */
   live?: FrameSink;

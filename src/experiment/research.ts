@@ -79,6 +79,7 @@ export function researchTrainSetup(o: { mode: Mode; seed: number; executor: Exec
     branching: researchBranching(),
     trainSeed: (k) => k,
     evalSeed: (k) => RESEARCH_EVAL_SEED + k,
+    trainStarts: RESEARCH_EVAL_SEED, // train seeds end where evaluation seeds begin
     remote: { family: 'autoresearch', task: task.spec.id },
   }));
   return { tasks, worldModel: online && refreshable(online), online };

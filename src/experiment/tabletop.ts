@@ -5,7 +5,7 @@ import { InputError } from '../core/errors.ts';
 import { type Env, type FrameSink, type FrameSource, tapFrames } from '../env/index.ts';
 import { createTabletopEnv, fixedCameras, tabletopSpec } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { splitSeed } from '../task/index.ts';
+import { splitSeed, splitSize } from '../task/index.ts';
 import { type PolicyResult, runEval } from '../eval/index.ts';
 import type { Mode, TrainTask } from '../trainer/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
@@ -24,6 +24,7 @@ export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[
     branching: tabletopBranching(scene, taskId),
     trainSeed: (i) => splitSeed(scene, 'train', i),
     evalSeed: (i) => splitSeed(scene, 'heldout', i),
+    trainStarts: splitSize(scene, 'train'),
     remote: { family: 'tabletop', task: taskId, scene },
   }));
   return { tasks, worldModel };

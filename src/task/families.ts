@@ -22,6 +22,13 @@ export function splitOf(scene: Scene, seed: number): Split {
   throw new RangeError(`seed ${seed} is in no split of scene "${scene.name}": ${SPLITS.map((s) => `${s} ${fmt(scene.splits[s])}`).join(', ')}`);
 }
 
+/** How many seeds a split holds (its episode indices are 0 .. size − 1). */
+export function splitSize(scene: Scene, split: Split): number {
+  const range = scene.splits[split];
+  if (!range) throw new RangeError(`unknown split "${split}"; valid splits: ${SPLITS.join(', ')}`);
+  return range[1] - range[0];
+}
+
 /** The seed of episode `index` (0, 1, 2, ...) of a split: start + index, inside [start, end). */
 export function splitSeed(scene: Scene, split: Split, index: number): number {
   const range = scene.splits[split];

@@ -9,6 +9,7 @@ export * from './loss.ts';
 export * from './policy-trainer.ts';
 export * from './config.ts';
 export * from './rollouts.ts';
+export * from './types.ts';
 export * from './loop.ts';
 export * from './measure.ts';
 export * from './refresh-state.ts';

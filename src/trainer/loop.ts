@@ -1,292 +1,333 @@
-// The WMRL loop (docs/trainer.md), top to bottom like CleanRL's ppo.py. Per iteration: plan the groups
-// (anchors in physics, the rest in the world model), roll them out, grade the anchors in the world model
-// too, feed the debiaser and the denoiser, standardise rewards per group, and take PPO steps on the
-// sampled tokens. Generic over envs: the tasks arrive as factories; nothing here knows the tabletop.
-import { writeFileSync } from 'node:fs';
+// The WMRL loop, top to bottom like CleanRL's ppo.py: open the run (or resume it), then per iteration
+// the steps of docs/trainer.md: 1-2. anchor groups in physics and their branch points, 3. the
+// world-model refresh, 4. the anchors graded by the world model (debias, then denoise), 5. world-model
+// groups, 6. advantages per group, 7. PPO steps on the sampled tokens, 8. measurements off the training
+// clock; then the metrics line and the checkpoint. Generic over envs: the tasks arrive as factories;
+// nothing here knows the tabletop.
 import { join, resolve } from 'node:path';
 import { hashOf } from '../core/hash.ts';
+import { type EvalMetrics, type FidelityMetrics, type InitialEvalMetrics, type TrainMetrics, initialEval } from '../core/metrics.ts';
 import { DRAW, Rng } from '../core/rng.ts';
 import { InputError } from '../core/errors.ts';
-import { canonicalJson, jsonLine } from '../core/spec.ts';
+import { canonicalJson } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
-import { loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
 import type { ParamStore } from '../nn/params.ts';
+import type { OptimizerState } from '../nn/train.ts';
 import { savePolicy } from '../policy/model.ts';
 import { PolicySampler } from '../policy/sampler.ts';
-import type { VlaConfig } from '../policy/vla.ts';
-import { checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
-import { Advantages } from './advantages.ts';
-import { modeFlags, type TrainConfig } from './config.ts';
+import { appendMetrics, checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { debiasThenDenoise } from './calibrate.ts';
-import { Debiaser } from './debias.ts';
-import { Denoiser } from './denoise.ts';
-import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
-import { type BranchPoint, type Branching, type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
+import { type TrainState, freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
+import { modeFlags, type TrainConfig } from './config.ts';
 import { fidelity, evaluate } from './measure.ts';
-import { StartSelector } from './starts.ts';
-import { HybridWeights } from './hybrid.ts';
-import { InProcessTransport, type RolloutTransport } from './transport.ts';
-import { type RealEpisode, type RefreshableModel, packEpisodes, packModelState, unpackEpisodes, unpackModelState } from './refresh-state.ts';
+import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
+import type { ModelTrainerState, RefreshableModel } from './refresh-state.ts';
+import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
+import { InProcessTransport } from './transport.ts';
+import type { GroupRequest, RolloutTransport, TrainHooks, TrainSetup } from './types.ts';
 
-/** One task the policy trains on: its engines and its seeds. */
-export interface TrainTask {
+/** What every iteration works with: the setup, the corrections and counters (checkpointed), the engines. */
+interface Run {
+  setup: TrainSetup;
+  cfg: TrainConfig;
+  flags: ReturnType<typeof modeFlags>;
+  /** The run's identity (job ids of remote transports). */
   id: string;
-  /** The exact engine (physics): anchors and evaluation. */
-  makeReal(numEnvs: number): Promise<Env>;
-  /** The learned engine with the same spec (world-model groups, grading of anchors). */
-  makeModel?(numEnvs: number): Promise<Env>;
-  /** Lets world-model groups start from real states visited by anchors (else whole episodes only). */
-  branching?: Branching;
-  /** Env seed of training start k (train split) and of evaluation episode k (held-out split). */
-  trainSeed(k: number): number;
-  evalSeed(k: number): number;
-  /** What a worker process needs to build this task's real engine (JSON; src/experiment resolves it). */
-  remote?: Record<string, unknown>;
+  state: TrainState;
+  /** The policy being trained (sampler) and the frozen KL reference (refSampler). */
+  sampler: PolicySampler;
+  refSampler: PolicySampler;
+  trainer: PolicyTrainer;
+  /** Per task: anchor slots, evaluation slots, world-model slots (null where not used). */
+  envs: { real: Env | null; eval: Env | null; model: Env | null }[];
+  transport: RolloutTransport;
+  modelTransport: RolloutTransport;
+  /** The world model refreshed from anchor episodes (modes with both engines and refreshEvery > 0). */
+  refreshing?: RefreshableModel;
+  anchorCount: number;
 }
 
-export interface TrainSetup {
-  tasks: TrainTask[];
-  /** The policy to post-train; its initial parameters are also the KL reference. specHash: the env
-   *  interface it was made for (copied into the trained policy file). */
-  policy: { config: VlaConfig; params: ParamStore; specHash: string };
-  /** The world model behind every task's makeModel, when it can be refreshed from anchors. */
-  worldModel?: RefreshableModel;
-}
+/** Seconds per part of an iteration (policy: inference inside the physics and world-model parts). */
+type Clock = { physics: number; model: number; training: number; refresh: number; eval: number; fidelity: number; policy: number };
 
-export interface TrainHooks {
-  /** Where anchor groups run (default: in this process). */
-  transport?: RolloutTransport;
-  /** Where world-model groups run (default: in this process; elsewhere needs the model's snapshot). */
-  modelTransport?: RolloutTransport;
-  onIteration?(metrics: Record<string, number>): void;
-  /** The policy's parameters after an iteration's update (for evaluations outside the loop). */
-  onPolicy?(iteration: number, params: ParamStore): void;
-  /** Checked between iterations (Ctrl-C): true stops after writing a checkpoint. */
-  shouldStop?(): boolean;
+/** One iteration: its index, its clock, its groups' rollouts, and what the transports get. */
+interface Iteration {
+  it: number;
+  clock: Clock;
+  rollouts: Map<GroupJob, Rollout[]>;
+  request: Omit<GroupRequest, 'engine' | 'jobs'>;
 }
-
-const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/2';
-const START_RANGE = 1_000_000;
 
 /** Trains in `runDir` (config.json, metrics.jsonl, checkpoint, and policy.onnx at the end); `resume`
  *  continues its checkpoint exactly. */
 export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string, opts: { resume?: boolean } & TrainHooks = {}): Promise<{ iterations: number; params: ParamStore }> {
-  const flags = modeFlags(cfg.mode);
-  if (flags.model && setup.tasks.some((t) => !t.makeModel)) throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
+  if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel)) throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
   const { iterations: _i, numEnvs: _n, threads: _t, checkpointEvery: _c, ...key } = cfg;
-  const run = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
+  const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
   const metricsPath = join(runDir, 'metrics.jsonl');
-
-  // state: policy, optimizer, reference, corrections; every random draw derives from (seed, iteration, ...)
-  const ck = resumeCheckpoint(runDir, run, opts.resume, (dir) => loadTrainCheckpoint(dir, CHECKPOINT_FORMAT));
-  const info = ck?.info as { debias: unknown; denoise: unknown; advantages: unknown; starts: unknown; hybrid: unknown; totals: { physicsSteps: number; modelSteps: number; refreshes: number }; pool: BranchPoint[];
-    refresh: { episodes: Parameters<typeof unpackEpisodes>[1]; model: Parameters<typeof unpackModelState>[1] | null } } | undefined;
-  const debiaser = info ? Debiaser.fromState(info.debias) : new Debiaser(cfg.debias);
-  const denoiser = info ? Denoiser.fromState(info.denoise) : new Denoiser(cfg.denoise);
-  const advantages = info ? Advantages.fromState(info.advantages) : new Advantages(cfg.advantages);
-  const starts = info ? StartSelector.fromState(info.starts) : new StartSelector(cfg.starts, setup.tasks.length);
-  const hybrid = info ? HybridWeights.fromState(info.hybrid) : new HybridWeights(cfg.hybrid);
-  const totals = info ? { ...info.totals } : { physicsSteps: 0, modelSteps: 0, refreshes: 0 };
-  const pool: BranchPoint[] = info ? info.pool : []; // FIFO of real states recent anchors visited
-  const params = ck?.params ?? setup.policy.params;
+  // every random draw derives from (seed, iteration, ...): the state below is all a resume needs
+  const ck = resumeCheckpoint(runDir, runKey, opts.resume, loadCheckpoint);
+  const resumed = ck ? restoreState(runDir, ck) : null;
   const reference = ck?.extra.reference ?? setup.policy.params;
   const start = ck?.step ?? 0;
-  if (!ck) commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: run.tasks }, null, 2)}\n` }]);
+  if (!ck) commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: runKey.tasks }, null, 2)}\n` }]);
   startMetrics(metricsPath, ck ? start : null);
-  const runId = hashOf(canonicalJson(run), resolve(runDir));
-  const runtime = { threads: cfg.threads };
-  const sampler = await PolicySampler.create(setup.policy.config, params, runtime);
-  const refSampler = await PolicySampler.create(setup.policy.config, reference, runtime);
-  const trainer = await PolicyTrainer.create(setup.policy.config, params, { batch: cfg.batch, lr: cfg.lr, weightDecay: cfg.weightDecay, maxGradNorm: cfg.maxGradNorm, coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef }, runtime });
-  if (ck) trainer.importOptimizer(ck.optimizer);
-  // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
-  const anchorCount = !flags.model ? cfg.groupsPerIteration : !flags.anchors ? 0 : Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)));
-  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
-  const envs = await Promise.all(setup.tasks.map(async (t) => {
-    const real = anchorCount > 0 && !opts.transport ? await t.makeReal(anchorSlots) : null; // remote anchors need none here
-    const evalEnv = cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
-    return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
-  }));
-  const local = new InProcessTransport(envs, sampler);
-  const transport = opts.transport ?? local;
-  const modelTransport = opts.modelTransport ?? local;
-  if (opts.modelTransport && !setup.worldModel?.snapshot) throw new InputError('world-model groups on workers: this world model has no snapshot to send');
-  // the refresh buffer: every anchor episode since the start (a fifth held out to choose the weights kept)
-  const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
-  const buffer: (RealEpisode & { validation: boolean })[] = info && ck ? unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes) : [];
-  if (refreshing && buffer.length) {
-    for (const validation of [false, true]) refreshing.addEpisodes(buffer.filter((e) => e.validation === validation), { validation });
-    if (info!.refresh.model) await refreshing.restore(unpackModelState(ck!.extra, info!.refresh.model));
-  }
-  const save = (iteration: number) => {
-    const episodes = packEpisodes(buffer);
-    const model = refreshing && totals.refreshes > 0 ? packModelState(refreshing.exportState()) : null;
-    saveTrainCheckpoint(runDir, CHECKPOINT_FORMAT, {
-      step: iteration, run, params: trainer.params(), optimizer: trainer.exportOptimizer(), extra: { reference, refreshBuffer: episodes.store, ...model?.stores },
-      info: { debias: debiaser.toState(), denoise: denoiser.toState(), advantages: advantages.toState(), starts: starts.toState(), hybrid: hybrid.toState(), totals, pool, refresh: { episodes: episodes.meta, model: model?.info ?? null } },
-    });
-  };
+  const r = await openRun(setup, cfg, {
+    id: hashOf(canonicalJson(runKey), resolve(runDir)), state: resumed?.state ?? freshState(cfg, setup.tasks.length),
+    params: ck?.params ?? setup.policy.params, reference, optimizer: ck?.optimizer, model: resumed?.model ?? null,
+  }, opts);
 
   let done = start;
   try {
     for (let it = start; it < cfg.iterations; it++) {
-      const m: Record<string, number> = { iteration: it + 1 };
-      const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0, policy: 0 };
-      const timed = async <T>(key: keyof typeof clock, f: () => Promise<T>): Promise<T> => {
-        const t0 = performance.now();
-        try { return await f(); } finally { clock[key] += (performance.now() - t0) / 1000; }
-      };
-      const groupKeys = (g: number) => Array.from({ length: cfg.groupSize }, (_, k) => (it * cfg.groupsPerIteration + g) * cfg.groupSize + k);
-      const rollouts = new Map<GroupJob, Rollout[]>();
-      const request = { run: runId, tasks: setup.tasks, policy: { config: setup.policy.config, params: trainer.params() }, worldModel: setup.worldModel, seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, clock };
-      const steps = (groups: Rollout[][]) => groups.flat().reduce((n, r) => n + r.length, 0);
-
-      // 1. anchors in physics: whole episodes from train-split initial states, each task's groups in one batch
-      const anchors: GroupJob[] = Array.from({ length: anchorCount }, (_, g) => {
-        const rng = new Rng([cfg.seed, it, g], DRAW.groupStart);
-        const task = rng.int(setup.tasks.length);
-        const startIndex = starts.drawStart(rng, task, START_RANGE);
-        return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(g) };
-      });
-      if (anchors.length) {
-        const groups = await timed('physics', () => transport.run({ ...request, engine: 'real', jobs: anchors }));
-        totals.physicsSteps += steps(groups);
-        anchors.forEach((j, k) => rollouts.set(j, groups[k]));
-      }
-      for (const j of anchors) {
-        const rs = rollouts.get(j)!;
-        starts.observe(j.task, j.startIndex!, START_RANGE, rs.filter((r) => r.success).length, rs.length);
-        const { branching } = setup.tasks[j.task];
-        for (const r of rs) if (r.states && branching) pool.push(...branchPoints(j.task, r, cfg.branchEvery, { horizon: cfg.horizon, progress: branching.progress }));
-      }
-      pool.splice(0, Math.max(0, pool.length - cfg.branchPool));
-
-      // 1b. the world-model refresh: anchor transitions in, retraining every refreshEvery physics steps
-      let refreshed: Awaited<ReturnType<RefreshableModel['refresh']>> | null = null;
-      if (refreshing) {
-        const fresh = anchors.flatMap((j) => rollouts.get(j)!.map((r) => ({ taskId: setup.tasks[j.task].id, seed: r.seed, policy: 'anchor', length: r.length, states: r.states!, actions: r.actions, validation: r.key % 5 === 0 })));
-        buffer.push(...fresh);
-        for (const validation of [false, true]) refreshing.addEpisodes(fresh.filter((e) => e.validation === validation), { validation });
-        const before = totals.physicsSteps - fresh.reduce((n, e) => n + e.length, 0);
-        if (Math.floor(totals.physicsSteps / cfg.refreshEvery) > Math.floor(before / cfg.refreshEvery)) {
-          refreshed = await timed('refresh', () => refreshing.refresh({ steps: cfg.refreshSteps, lr: cfg.refreshLr }));
-          totals.refreshes++;
-        }
-      }
-
-      // 2. anchors graded by the world model the way its groups run (segments from their states, their own
-      //    actions; whole episodes for the initial-state share), then 3. debias, 4. denoise on f(r_wm)
-      const graded = new Map<GroupJob, GradedSegment[]>();
-      if (flags.model) {
-        for (const j of anchors) {
-          const { branching } = setup.tasks[j.task];
-          const forms = [branching && cfg.branchShare > 0 ? { every: cfg.branchEvery, horizon: cfg.horizon } : null, !branching || cfg.branchShare < 1 ? { every: Infinity, horizon: Infinity } : null];
-          const segs: GradedSegment[] = [];
-          for (const form of forms) if (form) segs.push(...(await timed('model', () => gradeSegments(envs[j.task].model!, branching, rollouts.get(j)!, form))));
-          totals.modelSteps += segs.reduce((n, sg) => n + sg.steps, 0);
-          graded.set(j, segs);
-        }
-      }
-      const f = debiasThenDenoise(debiaser, denoiser, [...graded.values()], flags.debias);
-      if (flags.model && flags.anchors && cfg.fidelityEvery > 0 && (it + 1) % cfg.fidelityEvery === 0) {
-        Object.assign(m, await timed('fidelity', () => fidelity(setup.tasks, envs.map((e) => e.model!), anchors.map((j) => ({ task: j.task, rollouts: rollouts.get(j)! })), cfg)));
-      }
-
-      // 5. world-model groups: G rollouts from a real state of a recent anchor (horizon H) or, for the
-      //    rest, from a train-split initial state (whole episode)
-      const models: GroupJob[] = Array.from({ length: cfg.groupsPerIteration - anchorCount }, (_, k) => {
-        const g = anchorCount + k;
-        const rng = new Rng([cfg.seed, it, g], DRAW.groupStart);
-        const task = rng.int(setup.tasks.length);
-        const startIndex = starts.drawStart(rng, task, START_RANGE);
-        if (!(pool.length && rng.uniform() < cfg.branchShare)) return { kind: 'model', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(g) };
-        const branch = starts.drawPoint(rng, pool);
-        return { kind: 'model', task: branch.task, start: branch.seed, keys: groupKeys(g), branch, horizon: cfg.horizon };
-      });
-      if (models.length) {
-        const groups = await timed('model', () => modelTransport.run({ ...request, engine: 'model', jobs: models }));
-        totals.modelSteps += steps(groups);
-        models.forEach((j, k) => rollouts.set(j, groups[k]));
-      }
-      const jobs = [...anchors, ...models];
-
-      // 6. advantages per group: anchors on r_env (weighted by w), model groups on f(r_wm)
-      const w = flags.denoise ? denoiser.weight : 1;
-      const samples: PolicySample[] = [];
-      const zeroVariance = { anchor: 0, model: 0 };
-      let threeValued = 0; // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
-      const rows = (kind: string) => jobs.filter((j) => j.kind === kind).reduce((n, j) => n + rollouts.get(j)!.reduce((s, r) => s + r.samples.length, 0), 0);
-      const rowWeight = hybrid.weights(rows('anchor'), rows('model'));
-      for (const j of jobs) {
-        const rs = rollouts.get(j)!;
-        const rewards = rs.map((r) => r.reward);
-        const a = j.kind === 'anchor' ? advantages.group(rewards, { groupWeight: w }) : advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((r) => r.rewardVar) });
-        if (a.zeroVariance) zeroVariance[j.kind]++;
-        if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
-        rs.forEach((r, k) => { for (const s of r.samples) samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] }); });
-      }
-
-      // 7. PPO on the sampled tokens (reference log-probs from the frozen base policy)
-      const losses = await timed('training', async () => {
-        const ref = samples.length ? await jointLogp(refSampler, samples) : [];
-        samples.forEach((s, k) => (s.refLogp = ref[k]));
-        const acc = { policy: 0, kl: 0, entropy: 0, clipFraction: 0, logpGap: 0, steps: 0 };
-        for (let epoch = 0; epoch < cfg.epochs; epoch++) {
-          const order = new Rng([cfg.seed, it, epoch], DRAW.groupStart + 1).shuffle(samples.map((_, k) => k));
-          for (let at = 0; at < order.length; at += cfg.batch) {
-            const r = await trainer.step(order.slice(at, at + cfg.batch).map((k) => samples[k]));
-            acc.policy += r.policyLoss; acc.kl += r.kl; acc.entropy += r.entropy; acc.clipFraction += r.clipFraction; acc.steps++;
-            if (epoch === 0 && at === 0) acc.logpGap = r.logpGap;
-          }
-        }
-        await sampler.update(trainer.params());
-        return acc;
-      });
-
-      // 8. held-out evaluation in physics, off the training clock (the first line also has the policy's before training)
-      if (cfg.evalEvery > 0 && it === 0) {
-        const before = await timed('eval', () => evaluate(setup.tasks, envs.map((e) => e.eval!), refSampler, cfg));
-        for (const [k, v] of Object.entries(before)) m[k.replace('eval/', 'eval_initial/')] = v;
-      }
-      if (cfg.evalEvery > 0 && (it + 1) % cfg.evalEvery === 0) Object.assign(m, await timed('eval', () => evaluate(setup.tasks, envs.map((e) => e.eval!), sampler, cfg)));
-
-      // 9. log (namespaced scalars) and checkpoint
-      const all = [...rollouts.entries()];
-      const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-      const of = (kind: string, v: (r: Rollout) => number) => all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
-      const dr = debiaser.report();
-      const dn = denoiser.report();
-      Object.assign(m, {
-        'reward/anchor': mean(of('anchor', (r) => r.reward)), 'reward/wm': mean(of('model', (r) => r.reward)),
-        'success/anchor': mean(of('anchor', (r) => +r.success)), 'success/wm': mean(of('model', (r) => +r.success)),
-        'groups/anchor': anchors.length, 'groups/wm': jobs.length - anchors.length, 'groups/zero_variance': zeroVariance.anchor + zeroVariance.model,
-        'groups/zero_variance_anchor': zeroVariance.anchor, 'groups/zero_variance_wm': zeroVariance.model, 'groups/wm_three_valued': threeValued, 'hybrid/anchor_weight': rowWeight.anchor, 'hybrid/wm_weight': rowWeight.model,
-        'steps/physics': totals.physicsSteps, 'steps/world_model': totals.modelSteps,
-        'debias/pairs': dr.pairs, 'debias/bias_before': dr.biasBefore ?? 0, 'debias/bias_after': dr.biasAfter ?? 0,
-        'denoise/w': w, 'denoise/eta2': dn.eta2 ?? 0,
-        'losses/policy': losses.policy / Math.max(1, losses.steps), 'losses/kl': losses.kl / Math.max(1, losses.steps),
-        'losses/entropy': losses.entropy / Math.max(1, losses.steps), 'losses/clip_fraction': losses.clipFraction / Math.max(1, losses.steps),
-        'losses/logp_gap': losses.logpGap, 'samples/rows': samples.length,
-        'groups/branched': models.filter((j) => j.branch).length, 'branch/pool': pool.length,
-        'refresh/count': totals.refreshes, 'refresh/transitions': refreshed?.transitions ?? 0, 'refresh/val_mse': refreshed?.bestValMse ?? 0,
-        'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/refresh_s': clock.refresh, 'time/eval_s': clock.eval, 'time/fidelity_s': clock.fidelity,
-        'time/policy_inference_s': clock.policy, // part of the physics and world-model times
-      });
-      m.step = it + 1;
-      writeFileSync(metricsPath, jsonLine(m), { flag: 'a' });
-      opts.onIteration?.(m);
-      opts.onPolicy?.(it + 1, trainer.params());
+      const i = newIteration(r, it);
+      const anchors = await anchorGroups(r, i);
+      const refreshed = await refresh(r, i, anchors);
+      const f = await gradeAnchors(r, i, anchors);
+      const measured = await measureFidelity(r, i, anchors);
+      const models = await worldModelGroups(r, i);
+      const batch = groupAdvantages(r, i, [...anchors, ...models], f);
+      const losses = await update(r, i, batch.samples);
+      const evals = await evaluation(r, i);
+      const row = metricsRow(r, i, { anchors, models, batch, losses, refreshed, measured, evals });
+      appendMetrics(metricsPath, row);
+      opts.onIteration?.(row);
+      opts.onPolicy?.(it + 1, r.trainer.params());
       done = it + 1;
       const stopping = opts.shouldStop?.() ?? false;
-      if (checkpointDue(it + 1, cfg.checkpointEvery, cfg.iterations, stopping)) save(it + 1);
+      if (checkpointDue(it + 1, cfg.checkpointEvery, cfg.iterations, stopping)) saveCheckpoint(runDir, { step: it + 1, run: runKey, trainer: r.trainer, reference, state: r.state, refreshing: r.refreshing });
       if (stopping) break;
     }
-    const final = trainer.params();
-    await savePolicy(join(runDir, 'policy.onnx'), setup.policy.config, final, { provenance: { producer: 'wmrl train', seed: cfg.seed, steps: trainer.stepCount, notes: `${cfg.mode}, ${done} of ${cfg.iterations} iterations` }, specHash: setup.policy.specHash });
+    const final = r.trainer.params();
+    await savePolicy(join(runDir, 'policy.onnx'), setup.policy.config, final, { provenance: { producer: 'wmrl train', seed: cfg.seed, steps: r.trainer.stepCount, notes: `${cfg.mode}, ${done} of ${cfg.iterations} iterations` }, specHash: setup.policy.specHash });
     return { iterations: done, params: final };
   } finally {
-    for (const e of envs) { e.real?.close(); if (e.eval !== e.real) e.eval?.close(); e.model?.close(); }
-    await Promise.all([sampler.close(), refSampler.close(), trainer.close()]);
+    for (const e of r.envs) { e.real?.close(); if (e.eval !== e.real) e.eval?.close(); e.model?.close(); }
+    await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close()]);
   }
+}
+
+/** The samplers, the policy trainer, each task's envs and the transports; a resumed run's optimizer
+ *  and world-model state restored. */
+async function openRun(setup: TrainSetup, cfg: TrainConfig, o: { id: string; state: TrainState; params: ParamStore; reference: ParamStore; optimizer?: OptimizerState; model: ModelTrainerState | null }, hooks: TrainHooks): Promise<Run> {
+  const flags = modeFlags(cfg.mode);
+  const runtime = { threads: cfg.threads };
+  const sampler = await PolicySampler.create(setup.policy.config, o.params, runtime);
+  const refSampler = await PolicySampler.create(setup.policy.config, o.reference, runtime);
+  const trainer = await PolicyTrainer.create(setup.policy.config, o.params, { batch: cfg.batch, lr: cfg.lr, weightDecay: cfg.weightDecay, maxGradNorm: cfg.maxGradNorm, coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef }, runtime });
+  if (o.optimizer) trainer.importOptimizer(o.optimizer);
+  // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
+  const anchorCount = !flags.model ? cfg.groupsPerIteration : !flags.anchors ? 0 : Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)));
+  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
+  const envs = await Promise.all(setup.tasks.map(async (t) => {
+    const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null; // remote anchors need none here
+    const evalEnv = cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
+    return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
+  }));
+  const local = new InProcessTransport(envs, sampler);
+  if (hooks.modelTransport && !setup.worldModel?.snapshot) throw new InputError('world-model groups on workers: this world model has no snapshot to send');
+  const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
+  if (refreshing && o.state.buffer.length) {
+    for (const validation of [false, true]) refreshing.addEpisodes(o.state.buffer.filter((e) => e.validation === validation), { validation });
+    if (o.model) await refreshing.restore(o.model);
+  }
+  return { setup, cfg, flags, id: o.id, state: o.state, sampler, refSampler, trainer, envs, transport: hooks.transport ?? local, modelTransport: hooks.modelTransport ?? local, refreshing, anchorCount };
+}
+
+function newIteration(r: Run, it: number): Iteration {
+  const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0, policy: 0 };
+  const { setup, cfg } = r;
+  const request = { run: r.id, tasks: setup.tasks, policy: { config: setup.policy.config, params: r.trainer.params() }, worldModel: setup.worldModel, seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, clock };
+  return { it, clock, rollouts: new Map(), request };
+}
+
+async function timed<T>(i: Iteration, key: keyof Clock, f: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try { return await f(); } finally { i.clock[key] += (performance.now() - t0) / 1000; }
+}
+
+/** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
+const groupKeys = (r: Run, i: Iteration, g: number) => Array.from({ length: r.cfg.groupSize }, (_, k) => (i.it * r.cfg.groupsPerIteration + g) * r.cfg.groupSize + k);
+const steps = (groups: Rollout[][]) => groups.flat().reduce((n, x) => n + x.length, 0);
+
+/** A group's task and start among the task's train starts (the first draws of the group's generator). */
+function drawStart(r: Run, i: Iteration, g: number): { rng: Rng; task: number; startIndex: number } {
+  const rng = new Rng([r.cfg.seed, i.it, g], DRAW.groupStart);
+  const task = rng.int(r.setup.tasks.length);
+  return { rng, task, startIndex: r.state.starts.drawStart(rng, task, r.setup.tasks[task].trainStarts) };
+}
+
+/** 1-2. Anchors in physics: whole episodes from train-split initial states, each task's groups in one
+ *  batch; their outcomes go to start selection and their visited states to the branch pool. */
+async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
+  const { cfg, setup, state } = r;
+  const anchors: GroupJob[] = Array.from({ length: r.anchorCount }, (_, g) => {
+    const { task, startIndex } = drawStart(r, i, g);
+    return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(r, i, g) };
+  });
+  if (anchors.length) {
+    const groups = await timed(i, 'physics', () => r.transport.run({ ...i.request, engine: 'real', jobs: anchors }));
+    state.totals.physicsSteps += steps(groups);
+    anchors.forEach((j, k) => i.rollouts.set(j, groups[k]));
+  }
+  for (const j of anchors) {
+    const rs = i.rollouts.get(j)!;
+    const task = setup.tasks[j.task];
+    state.starts.observe(j.task, j.startIndex!, task.trainStarts, rs.filter((x) => x.success).length, rs.length);
+    for (const x of rs) if (x.states && task.branching) state.pool.push(...branchPoints(j.task, x, cfg.branchEvery, { horizon: cfg.horizon, progress: task.branching.progress }));
+  }
+  state.pool.splice(0, Math.max(0, state.pool.length - cfg.branchPool));
+  return anchors;
+}
+
+/** 3. The world-model refresh: anchor episodes into its buffer, retraining every refreshEvery physics steps. */
+async function refresh(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<Awaited<ReturnType<RefreshableModel['refresh']>> | null> {
+  const { refreshing, cfg, state } = r;
+  if (!refreshing) return null;
+  const fresh = anchors.flatMap((j) => i.rollouts.get(j)!.map((x) => ({ taskId: r.setup.tasks[j.task].id, seed: x.seed, policy: 'anchor', length: x.length, states: x.states!, actions: x.actions, validation: x.key % 5 === 0 })));
+  state.buffer.push(...fresh);
+  for (const validation of [false, true]) refreshing.addEpisodes(fresh.filter((e) => e.validation === validation), { validation });
+  const before = state.totals.physicsSteps - fresh.reduce((n, e) => n + e.length, 0);
+  if (Math.floor(state.totals.physicsSteps / cfg.refreshEvery) <= Math.floor(before / cfg.refreshEvery)) return null;
+  const refreshed = await timed(i, 'refresh', () => refreshing.refresh({ steps: cfg.refreshSteps, lr: cfg.refreshLr }));
+  state.totals.refreshes++;
+  return refreshed;
+}
+
+/** 4. Anchors graded by the world model the way its groups run (segments from their states, their own
+ *  actions; whole episodes for the initial-state share), then debias and denoise on them. Returns the
+ *  map f applied to world-model rewards. */
+async function gradeAnchors(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<(x: number) => number> {
+  const { cfg, state } = r;
+  const graded: GradedSegment[][] = [];
+  if (r.flags.model) {
+    for (const j of anchors) {
+      const { branching } = r.setup.tasks[j.task];
+      const forms = [branching && cfg.branchShare > 0 ? { every: cfg.branchEvery, horizon: cfg.horizon } : null, !branching || cfg.branchShare < 1 ? { every: Infinity, horizon: Infinity } : null];
+      const segs: GradedSegment[] = [];
+      for (const form of forms) if (form) segs.push(...(await timed(i, 'model', () => gradeSegments(r.envs[j.task].model!, branching, i.rollouts.get(j)!, form))));
+      state.totals.modelSteps += segs.reduce((n, sg) => n + sg.steps, 0);
+      graded.push(segs);
+    }
+  }
+  return debiasThenDenoise(state.debiaser, state.denoiser, graded, r.flags.debias);
+}
+
+/** 8, on this iteration's anchors: the world model's reward fidelity every fidelityEvery iterations (off the training clock). */
+async function measureFidelity(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<FidelityMetrics> {
+  const { cfg } = r;
+  if (!(r.flags.model && r.flags.anchors && cfg.fidelityEvery > 0 && (i.it + 1) % cfg.fidelityEvery === 0)) return {};
+  return timed(i, 'fidelity', () => fidelity(r.setup.tasks, r.envs.map((e) => e.model!), anchors.map((j) => ({ task: j.task, rollouts: i.rollouts.get(j)! })), cfg));
+}
+
+/** 5. World-model groups: G rollouts from a real state of a recent anchor (horizon H) or, for the rest,
+ *  from a train-split initial state (whole episode). */
+async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
+  const { cfg, setup, state } = r;
+  const models: GroupJob[] = Array.from({ length: cfg.groupsPerIteration - r.anchorCount }, (_, k) => {
+    const g = r.anchorCount + k;
+    const { rng, task, startIndex } = drawStart(r, i, g);
+    if (!(state.pool.length && rng.uniform() < cfg.branchShare)) return { kind: 'model', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(r, i, g) };
+    const branch = state.starts.drawPoint(rng, state.pool);
+    return { kind: 'model', task: branch.task, start: branch.seed, keys: groupKeys(r, i, g), branch, horizon: cfg.horizon };
+  });
+  if (models.length) {
+    const groups = await timed(i, 'model', () => r.modelTransport.run({ ...i.request, engine: 'model', jobs: models }));
+    state.totals.modelSteps += steps(groups);
+    models.forEach((j, k) => i.rollouts.set(j, groups[k]));
+  }
+  return models;
+}
+
+/** 6. Advantages per group: anchors on r_env (weighted by the denoiser's w), world-model groups on f(r_wm). */
+function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x: number) => number) {
+  const { state } = r;
+  const w = r.flags.denoise ? state.denoiser.weight : 1;
+  const samples: PolicySample[] = [];
+  const zeroVariance = { anchor: 0, model: 0 };
+  let threeValued = 0; // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
+  const rows = (kind: GroupJob['kind']) => jobs.filter((j) => j.kind === kind).reduce((n, j) => n + i.rollouts.get(j)!.reduce((s, x) => s + x.samples.length, 0), 0);
+  const rowWeight = state.hybrid.weights(rows('anchor'), rows('model'));
+  for (const j of jobs) {
+    const rs = i.rollouts.get(j)!;
+    const rewards = rs.map((x) => x.reward);
+    const a = j.kind === 'anchor' ? state.advantages.group(rewards, { groupWeight: w }) : state.advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((x) => x.rewardVar) });
+    if (a.zeroVariance) zeroVariance[j.kind]++;
+    if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
+    rs.forEach((x, k) => { for (const s of x.samples) samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] }); });
+  }
+  return { w, samples, zeroVariance, threeValued, rowWeight };
+}
+
+/** 7. PPO on the sampled tokens (reference log-probs from the frozen base policy); sums over the steps. */
+async function update(r: Run, i: Iteration, samples: PolicySample[]) {
+  const { cfg, trainer } = r;
+  return timed(i, 'training', async () => {
+    const ref = samples.length ? await jointLogp(r.refSampler, samples) : [];
+    samples.forEach((s, k) => (s.refLogp = ref[k]));
+    const acc = { policy: 0, kl: 0, entropy: 0, clipFraction: 0, logpGap: 0, steps: 0 };
+    for (let epoch = 0; epoch < cfg.epochs; epoch++) {
+      const order = new Rng([cfg.seed, i.it, epoch], DRAW.groupStart + 1).shuffle(samples.map((_, k) => k));
+      for (let at = 0; at < order.length; at += cfg.batch) {
+        const s = await trainer.step(order.slice(at, at + cfg.batch).map((k) => samples[k]));
+        acc.policy += s.policyLoss; acc.kl += s.kl; acc.entropy += s.entropy; acc.clipFraction += s.clipFraction; acc.steps++;
+        if (epoch === 0 && at === 0) acc.logpGap = s.logpGap;
+      }
+    }
+    await r.sampler.update(trainer.params());
+    return acc;
+  });
+}
+
+/** 8. Held-out evaluation in physics, off the training clock (the first line also has the policy's before training). */
+async function evaluation(r: Run, i: Iteration): Promise<Partial<InitialEvalMetrics & EvalMetrics>> {
+  const { cfg, setup } = r;
+  if (cfg.evalEvery === 0) return {};
+  const run = (sampler: PolicySampler): Promise<EvalMetrics> => timed(i, 'eval', () => evaluate(setup.tasks, r.envs.map((e) => e.eval!), sampler, cfg));
+  const before = i.it === 0 ? initialEval(await run(r.refSampler)) : {};
+  const now = (i.it + 1) % cfg.evalEvery === 0 ? await run(r.sampler) : {};
+  return { ...before, ...now };
+}
+
+/** What the steps of an iteration produced, for its metrics line. */
+interface Outcome {
+  anchors: readonly GroupJob[];
+  models: readonly GroupJob[];
+  refreshed: Awaited<ReturnType<typeof refresh>>;
+  measured: FidelityMetrics;
+  batch: ReturnType<typeof groupAdvantages>;
+  losses: Awaited<ReturnType<typeof update>>;
+  evals: Partial<InitialEvalMetrics & EvalMetrics>;
+}
+
+/** The iteration's metrics line: namespaced scalars in the file's key order. */
+function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
+  const { state } = r;
+  const { batch, losses, refreshed } = o;
+  const { clock } = i;
+  const all = [...i.rollouts.entries()];
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const of = (kind: GroupJob['kind'], v: (x: Rollout) => number) => all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
+  const dr = state.debiaser.report();
+  const dn = state.denoiser.report();
+  const perStep = (x: number) => x / Math.max(1, losses.steps);
+  return {
+    iteration: i.it + 1, ...o.measured, ...o.evals,
+    'reward/anchor': mean(of('anchor', (x) => x.reward)), 'reward/wm': mean(of('model', (x) => x.reward)),
+    'success/anchor': mean(of('anchor', (x) => +x.success)), 'success/wm': mean(of('model', (x) => +x.success)),
+    'groups/anchor': o.anchors.length, 'groups/wm': o.models.length, 'groups/zero_variance': batch.zeroVariance.anchor + batch.zeroVariance.model,
+    'groups/zero_variance_anchor': batch.zeroVariance.anchor, 'groups/zero_variance_wm': batch.zeroVariance.model, 'groups/wm_three_valued': batch.threeValued,
+    'hybrid/anchor_weight': batch.rowWeight.anchor, 'hybrid/wm_weight': batch.rowWeight.model,
+    'steps/physics': state.totals.physicsSteps, 'steps/world_model': state.totals.modelSteps,
+    'debias/pairs': dr.pairs, 'debias/bias_before': dr.biasBefore ?? 0, 'debias/bias_after': dr.biasAfter ?? 0,
+    'denoise/w': batch.w, 'denoise/eta2': dn.eta2 ?? 0,
+    'losses/policy': perStep(losses.policy), 'losses/kl': perStep(losses.kl), 'losses/entropy': perStep(losses.entropy), 'losses/clip_fraction': perStep(losses.clipFraction),
+    'losses/logp_gap': losses.logpGap, 'samples/rows': batch.samples.length,
+    'groups/branched': o.models.filter((j) => j.branch).length, 'branch/pool': state.pool.length,
+    'refresh/count': state.totals.refreshes, 'refresh/transitions': refreshed?.transitions ?? 0, 'refresh/val_mse': refreshed?.bestValMse ?? 0,
+    'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/refresh_s': clock.refresh,
+    'time/eval_s': clock.eval, 'time/fidelity_s': clock.fidelity, 'time/policy_inference_s': clock.policy,
+    step: i.it + 1,
+  };
 }

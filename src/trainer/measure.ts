@@ -1,12 +1,13 @@
 // Measurements beside training, off its clock: the world model's reward fidelity against physics on
 // the current policy's anchors per horizon, and held-out success in physics.
+import type { EvalMetrics, FidelityMetrics } from '../core/metrics.ts';
 import { mean, spearman, wilson } from '../core/stats.ts';
 import type { Env } from '../env/types.ts';
 import { type PolicySampler, samplerPolicy } from '../policy/sampler.ts';
 import { collectEpisodes } from '../rollout/index.ts';
 import type { TrainConfig } from './config.ts';
-import type { TrainTask } from './loop.ts';
 import { type GradedSegment, type Rollout, gradeSegments } from './rollouts.ts';
+import type { TrainTask } from './types.ts';
 
 /** Fidelity statistics of graded segments: rank correlation of r_wm with r_env and of their gains over
  *  the start's Φ, bias mean(r_wm − r_env), and the share of gains with the same sign. */
@@ -24,9 +25,9 @@ export function fidelityStats(segs: readonly GradedSegment[]): { pairs: number; 
 
 /** The world model graded against physics on this iteration's anchors at each of cfg.fidelityHorizons
  *  (segments every branchEvery steps) and on whole episodes from the initial state ("whole"). */
-export async function fidelity(tasks: readonly TrainTask[], models: readonly Env[], groups: readonly { task: number; rollouts: Rollout[] }[], cfg: TrainConfig): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  const forms = [...cfg.fidelityHorizons.map((h) => ({ name: `h${h}`, every: cfg.branchEvery, horizon: h })), { name: 'whole', every: Infinity, horizon: Infinity }];
+export async function fidelity(tasks: readonly TrainTask[], models: readonly Env[], groups: readonly { task: number; rollouts: Rollout[] }[], cfg: TrainConfig): Promise<FidelityMetrics> {
+  const out: FidelityMetrics = {};
+  const forms = [...cfg.fidelityHorizons.map((h) => ({ name: `h${h}` as const, every: cfg.branchEvery, horizon: h })), { name: 'whole' as const, every: Infinity, horizon: Infinity }];
   for (const form of forms) {
     const segs: GradedSegment[] = [];
     for (const g of groups) {
@@ -35,14 +36,14 @@ export async function fidelity(tasks: readonly TrainTask[], models: readonly Env
     }
     if (!segs.length) continue;
     const s = fidelityStats(segs);
-    const k = `fidelity/${form.name}`;
-    Object.assign(out, { [`${k}/pairs`]: s.pairs, [`${k}/rank_corr`]: s.rankCorr, [`${k}/gain_rank_corr`]: s.gainRankCorr, [`${k}/bias`]: s.bias, [`${k}/sign_agreement`]: s.signAgreement });
+    const k = `fidelity/${form.name}` as const;
+    Object.assign(out, { [`${k}/pairs`]: s.pairs, [`${k}/rank_corr`]: s.rankCorr, [`${k}/gain_rank_corr`]: s.gainRankCorr, [`${k}/bias`]: s.bias, [`${k}/sign_agreement`]: s.signAgreement } satisfies FidelityMetrics);
   }
   return out;
 }
 
 /** Success of the current policy on held-out episodes of every task (physics, temperature 1). */
-export async function evaluate(tasks: readonly TrainTask[], envs: readonly Env[], sampler: PolicySampler, cfg: TrainConfig): Promise<Record<string, number>> {
+export async function evaluate(tasks: readonly TrainTask[], envs: readonly Env[], sampler: PolicySampler, cfg: TrainConfig): Promise<EvalMetrics> {
   const policy = samplerPolicy(sampler, { seed: cfg.seed, temperature: 1 });
   const results = [];
   for (const [t, env] of envs.entries()) {

@@ -1,5 +1,6 @@
 // The world-model refresh as the loop sees it: anchor episodes in, warm-started retraining
 // on a schedule of physics steps, and its state packed into the run's checkpoint as one unit.
+import { z } from 'zod';
 import type { OptimizerState } from '../nn/train.ts';
 import { ParamStore } from '../nn/params.ts';
 
@@ -28,15 +29,23 @@ const mapStore = (m: ReadonlyMap<string, Float32Array | Float64Array>, like: Par
   return s;
 };
 
+/** The JSON part of a packed model state (the checkpoint's refresh.model). */
+export const ModelStateInfoSchema = z.object({ step: z.number().int().min(0), adamStep: z.number().int().min(0), bestScore: z.number().nullable() });
+export type ModelStateInfo = z.output<typeof ModelStateInfoSchema>;
+
+/** An episode of the refresh buffer without its tensors (the checkpoint's refresh.episodes). */
+export const EpisodeMetaSchema = z.object({ taskId: z.string(), seed: z.number(), length: z.number().int().min(0), validation: z.boolean() });
+export type EpisodeMeta = z.output<typeof EpisodeMetaSchema>;
+
 /** The model's state as checkpoint stores plus JSON counters. */
-export function packModelState(st: ModelTrainerState): { stores: Record<string, ParamStore>; info: Record<string, unknown> } {
+export function packModelState(st: ModelTrainerState): { stores: Record<string, ParamStore>; info: ModelStateInfo } {
   return {
     stores: { wmParams: st.params, wmBest: st.best, wmAdamM: mapStore(st.optimizer.m, st.params), wmAdamV: mapStore(st.optimizer.v, st.params) },
     info: { step: st.step, adamStep: st.optimizer.step, bestScore: st.bestScore },
   };
 }
 
-export function unpackModelState(stores: Record<string, ParamStore>, info: { step: number; adamStep: number; bestScore: number | null }): ModelTrainerState {
+export function unpackModelState(stores: Record<string, ParamStore>, info: ModelStateInfo): ModelTrainerState {
   const map = (s: ParamStore) => new Map(s.names.map((n) => [n, s.get(n)]));
   return {
     step: info.step, fitStep: 0, skipped: 0, bestStep: -1, bestScore: info.bestScore,
@@ -45,7 +54,7 @@ export function unpackModelState(stores: Record<string, ParamStore>, info: { ste
 }
 
 /** Episodes as one checkpoint store (tensors per episode) plus their metadata. */
-export function packEpisodes(episodes: readonly (RealEpisode & { validation: boolean })[]): { store: ParamStore; meta: { taskId: string; seed: number; length: number; validation: boolean }[] } {
+export function packEpisodes(episodes: readonly (RealEpisode & { validation: boolean })[]): { store: ParamStore; meta: EpisodeMeta[] } {
   const store = new ParamStore('float32');
   episodes.forEach((e, k) => {
     store.add({ name: `${k}/states`, shape: [e.states.length], trainable: false, decay: false }, e.states);
@@ -54,6 +63,6 @@ export function packEpisodes(episodes: readonly (RealEpisode & { validation: boo
   return { store, meta: episodes.map((e) => ({ taskId: e.taskId, seed: e.seed, length: e.length, validation: e.validation })) };
 }
 
-export function unpackEpisodes(store: ParamStore, meta: readonly { taskId: string; seed: number; length: number; validation: boolean }[]): (RealEpisode & { validation: boolean })[] {
+export function unpackEpisodes(store: ParamStore, meta: readonly EpisodeMeta[]): (RealEpisode & { validation: boolean })[] {
   return meta.map((m, k) => ({ ...m, policy: 'anchor', states: store.get(`${k}/states`) as Float32Array, actions: Int32Array.from(store.get(`${k}/actions`)) }));
 }

@@ -4,35 +4,9 @@
 // through Redis. A group's result depends only on (policy, world model, task, start, rollout keys), so
 // every layout gives the same.
 import type { Env } from '../env/types.ts';
-import type { ParamStore } from '../nn/params.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
-import type { VlaConfig } from '../policy/vla.ts';
-import type { TrainTask } from './loop.ts';
-import type { RefreshableModel } from './refresh-state.ts';
 import { type GroupJob, type Rollout, recordRow, runGroups } from './rollouts.ts';
-
-export interface GroupRequest {
-  /** The run's identity (job ids of remote transports). */
-  run: string;
-  /** 'real': anchors (states recorded where the task has branching); 'model': world-model groups. */
-  engine: 'real' | 'model';
-  tasks: readonly TrainTask[];
-  /** The groups; job.task indexes `tasks`. */
-  jobs: readonly GroupJob[];
-  /** The policy the rollouts act with (the trainer's sampler holds the same parameters). */
-  policy: { config: VlaConfig; params: ParamStore };
-  /** engine 'model': the world model behind every task's makeModel (its snapshot travels). */
-  worldModel?: RefreshableModel;
-  seed: number;
-  samplesPerRollout: number;
-  /** Seconds of policy inference in this process are added here (reported only). */
-  clock?: { policy: number };
-}
-
-export interface RolloutTransport {
-  /** Runs every group of the request; results in job order. */
-  run(request: GroupRequest): Promise<Rollout[][]>;
-}
+import type { GroupRequest, RolloutTransport } from './types.ts';
 
 /** The default: each task's groups (initial-state and branched ones apart) as one batch in its env
  *  of this process. */

@@ -6,7 +6,7 @@
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InputError } from '../core/errors.ts';
-import type { GroupRequest, RolloutTransport } from '../trainer/transport.ts';
+import type { GroupRequest, RolloutTransport } from '../trainer/types.ts';
 import type { Rollout } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
 import { JOB_FORMAT, type RolloutJob, contentAddressed, decodeResult, encodeJson, encodePolicy, jobId } from './codec.ts';

@@ -7,7 +7,7 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { canonicalJson, formatZodError } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
 import { PolicySampler } from '../policy/sampler.ts';
-import type { TrainTask } from '../trainer/loop.ts';
+import type { TrainTask } from '../trainer/types.ts';
 import { recordRow, runGroups } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
 import { JobSchema, checkContent, decodeJson, decodePolicy, encodeResult, jobId } from './codec.ts';

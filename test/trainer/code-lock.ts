@@ -61,7 +61,7 @@ export function setup(distort = (p: number) => p, noise: number | ((p: number, k
   const g = new Graph();
   vlaForwardBuilder(config)(g);
   return {
-    tasks: [{ id: 'toy/code-lock', makeReal: async (n) => new CodeLockEnv(n), makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise), branching: branch ? branching : undefined, trainSeed: (k) => k, evalSeed: (k) => 2_000_000 + k }],
+    tasks: [{ id: 'toy/code-lock', makeReal: async (n) => new CodeLockEnv(n), makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise), branching: branch ? branching : undefined, trainSeed: (k) => k, evalSeed: (k) => 2_000_000 + k, trainStarts: 1_000_000 }],
     policy: { config, params: ParamStore.init(g.params, 1), specHash: 'toy' },
   };
 }

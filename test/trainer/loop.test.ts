@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { InputError } from '../../src/core/errors.ts';
 import { CodeLockEnv } from '../../src/env/toys.ts';
 import { resolveConfig, train } from '../../src/trainer/index.ts';
 import { setup } from './code-lock.ts';
@@ -81,6 +82,21 @@ describe('resume', () => {
       return strip(metrics(dir));
     };
     expect(await at(3)).toEqual(await at(8));
+  });
+
+  it('a checkpoint whose fields do not parse is refused naming the field', { timeout: 60_000 }, async () => {
+    const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 2 });
+    const dir = join(tmp, 'bad-info');
+    await train(setup(distort2, 0.2), cfg, dir);
+    const path = join(dir, 'checkpoint.json');
+    const ck = JSON.parse(readFileSync(path, 'utf8'));
+    ck.info.pool[0].row = 'none';
+    delete ck.info.totals.refreshes;
+    writeFileSync(path, JSON.stringify(ck));
+    const error = await train(setup(distort2, 0.2), { ...cfg, iterations: 3 }, dir, { resume: true }).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect(String(error)).toMatch(/checkpoint\.json info: \$\.totals\.refreshes: /);
+    expect(String(error)).toMatch(/checkpoint\.json info: \$\.pool\[0\]\.row: /);
   });
 
   it('a config with a wrong field fails naming its path', () => {

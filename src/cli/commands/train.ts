@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readInputJson } from '../../core/input-file.ts';
+import type { TrainMetrics } from '../../core/metrics.ts';
 import { loadPolicy } from '../../policy/model.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
 import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig } from '../../trainer/index.ts';
@@ -80,7 +81,7 @@ export function registerTrain(program: Command): void {
       if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
       const { tasks, worldModel } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), { mode: plan.cfg.mode, worldModel: plan.setup.worldModel, seed: plan.cfg.seed, live: viewer?.hub });
       const setup = { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } };
-      let last: Record<string, number> = {};
+      let last: Partial<TrainMetrics> = {};
       let shown = 0;
       await withFolderLock(plan.dir, plan.resume ? '--resume' : '--out', async () => {
         const transport = opts.redis ? await QueueTransport.open(opts.redis, { log: (line) => console.error(`wmrl train: ${line}`) }) : undefined;

@@ -1,0 +1,71 @@
+// What the trainer is given: tasks (engines as factories, seeds), the policy to post-train, the world
+// model behind the tasks, the caller's hooks, and where rollout groups run (transports: in this process,
+// or on workers through src/transport). Generic over envs: nothing here knows the tabletop.
+import type { TrainMetrics } from '../core/metrics.ts';
+import type { Env } from '../env/types.ts';
+import type { ParamStore } from '../nn/params.ts';
+import type { VlaConfig } from '../policy/vla.ts';
+import type { RefreshableModel } from './refresh-state.ts';
+import type { Branching, GroupJob, Rollout } from './rollouts.ts';
+
+/** One task the policy trains on: its engines and its seeds. */
+export interface TrainTask {
+  id: string;
+  /** The exact engine (physics): anchors and evaluation. */
+  makeReal(numEnvs: number): Promise<Env>;
+  /** The learned engine with the same spec (world-model groups, grading of anchors). */
+  makeModel?(numEnvs: number): Promise<Env>;
+  /** Lets world-model groups start from real states visited by anchors (else whole episodes only). */
+  branching?: Branching;
+  /** Env seed of training start k (train split) and of evaluation episode k (held-out split). */
+  trainSeed(k: number): number;
+  evalSeed(k: number): number;
+  /** How many training starts there are: groups draw k from [0, trainStarts). */
+  trainStarts: number;
+  /** What a worker process needs to build this task's real engine (JSON; src/experiment resolves it). */
+  remote?: Record<string, unknown>;
+}
+
+export interface TrainSetup {
+  tasks: TrainTask[];
+  /** The policy to post-train; its initial parameters are also the KL reference. specHash: the env
+   *  interface it was made for (copied into the trained policy file). */
+  policy: { config: VlaConfig; params: ParamStore; specHash: string };
+  /** The world model behind every task's makeModel, when it can be refreshed from anchors. */
+  worldModel?: RefreshableModel;
+}
+
+export interface TrainHooks {
+  /** Where anchor groups run (default: in this process). */
+  transport?: RolloutTransport;
+  /** Where world-model groups run (default: in this process; elsewhere needs the model's snapshot). */
+  modelTransport?: RolloutTransport;
+  onIteration?(metrics: TrainMetrics): void;
+  /** The policy's parameters after an iteration's update (for evaluations outside the loop). */
+  onPolicy?(iteration: number, params: ParamStore): void;
+  /** Checked between iterations (Ctrl-C): true stops after writing a checkpoint. */
+  shouldStop?(): boolean;
+}
+
+export interface GroupRequest {
+  /** The run's identity (job ids of remote transports). */
+  run: string;
+  /** 'real': anchors (states recorded where the task has branching); 'model': world-model groups. */
+  engine: 'real' | 'model';
+  tasks: readonly TrainTask[];
+  /** The groups; job.task indexes `tasks`. */
+  jobs: readonly GroupJob[];
+  /** The policy the rollouts act with (the trainer's sampler holds the same parameters). */
+  policy: { config: VlaConfig; params: ParamStore };
+  /** engine 'model': the world model behind every task's makeModel (its snapshot travels). */
+  worldModel?: RefreshableModel;
+  seed: number;
+  samplesPerRollout: number;
+  /** Seconds of policy inference in this process are added here (reported only). */
+  clock?: { policy: number };
+}
+
+export interface RolloutTransport {
+  /** Runs every group of the request; results in job order. */
+  run(request: GroupRequest): Promise<Rollout[][]>;
+}
