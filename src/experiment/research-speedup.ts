@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { Executor } from '../autoresearch/index.ts';
 import { InputError } from '../core/errors.ts';
+import { trainSeconds } from '../core/metrics.ts';
 import type { ParamStore } from '../nn/params.ts';
 import { loadPolicy } from '../policy/model.ts';
 import { type Mode, resolveConfig, train } from '../trainer/index.ts';
@@ -58,7 +59,7 @@ async function runMode(mode: Mode, iterations: number, c: ResearchSpeedupConfig,
   let seconds = 0;
   await train({ tasks, worldModel, policy: { config: base.config, params: base.params, specHash: base.sidecar.specHash } }, cfg, dir, {
     onIteration: (m) => {
-      seconds += m['time/physics_s'] + m['time/world_model_s'] + m['time/training_s'] + m['time/refresh_s'];
+      seconds += trainSeconds(m);
       log(`${mode} iteration ${m.iteration}/${iterations}: reward anchor ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}, ${seconds.toFixed(0)} s, ${executions} executions`);
     },
     onPolicy: (it, params) => { if (it % c.evalEvery === 0 || it === iterations) kept.push({ iteration: it, seconds, executions, params }); },

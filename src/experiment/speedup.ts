@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { parseInput, parseInputJsonText, readInputJson } from '../core/input-file.ts';
+import { type FidelityKey, type TrainClockKey, type TrainMetricKey, type TrainMetrics, TrainMetricsSchema, trainSeconds } from '../core/metrics.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { wilson } from '../core/stats.ts';
 import { type PolicyResult, comparePolicies, pairedDifference } from '../eval/index.ts';
@@ -40,29 +41,34 @@ const runName = (mode: Mode, seed: number) => `${mode.replace('+', '-')}-seed${s
 const isModel = (mode: Mode) => mode !== 'real';
 
 /** Lines of a run's metrics.jsonl (an unreadable line is an InputError naming the file). */
-function metricsOf(dir: string): Record<string, number>[] {
+function metricsOf(dir: string): TrainMetrics[] {
   const path = join(dir, 'metrics.jsonl');
   if (!existsSync(path)) return [];
-  const Line = z.record(z.string(), z.number());
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l, i) => parseInput(parseInputJsonText(path, l, 'metrics line'), Line, `${path} line ${i + 1}`));
+  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l, i) => parseInput(parseInputJsonText(path, l, 'metrics line'), TrainMetricsSchema, `${path} line ${i + 1}`));
 }
 
+/** What a learning curve reads of a metrics line. */
+type CurveLine = Pick<TrainMetrics, 'iteration' | 'steps/physics' | TrainClockKey | 'eval/success' | 'eval/ci_low' | 'eval/ci_high' | 'eval_initial/success' | 'eval_initial/ci_low' | 'eval_initial/ci_high'>;
+
 /** The training clock and physics steps at each evaluation of a run (evaluation itself is off the clock). */
-export function curveOf(metrics: readonly Record<string, number>[]): CurvePoint[] {
+export function curveOf(metrics: readonly CurveLine[]): CurvePoint[] {
   let seconds = 0;
   const out: CurvePoint[] = [];
   for (const m of metrics) {
-    if ('eval_initial/success' in m) out.push({ iteration: 0, seconds: 0, physicsSteps: 0, success: m['eval_initial/success'], low: m['eval_initial/ci_low'], high: m['eval_initial/ci_high'] });
-    seconds += (m['time/physics_s'] ?? 0) + (m['time/world_model_s'] ?? 0) + (m['time/training_s'] ?? 0) + (m['time/refresh_s'] ?? 0);
-    if ('eval/success' in m) out.push({ iteration: m.iteration, seconds, physicsSteps: m['steps/physics'], success: m['eval/success'], low: m['eval/ci_low'], high: m['eval/ci_high'] });
+    if (m['eval_initial/success'] !== undefined) out.push({ iteration: 0, seconds: 0, physicsSteps: 0, success: m['eval_initial/success'], low: m['eval_initial/ci_low']!, high: m['eval_initial/ci_high']! });
+    seconds += trainSeconds(m);
+    if (m['eval/success'] !== undefined) out.push({ iteration: m.iteration, seconds, physicsSteps: m['steps/physics'], success: m['eval/success'], low: m['eval/ci_low']!, high: m['eval/ci_high']! });
   }
   return out;
 }
 
-/** Seconds per component summed over a run. */
-function timeOf(metrics: readonly Record<string, number>[]): Record<string, number> {
-  const keys = ['physics', 'world_model', 'training', 'refresh', 'eval', 'fidelity'];
-  return Object.fromEntries(keys.map((k) => [k, metrics.reduce((s, m) => s + (m[`time/${k}_s`] ?? 0), 0)]));
+/** The report's time components and the metrics they sum. */
+const TIME = { physics: 'time/physics_s', world_model: 'time/world_model_s', training: 'time/training_s', refresh: 'time/refresh_s', eval: 'time/eval_s', fidelity: 'time/fidelity_s' } as const satisfies Record<string, TrainMetricKey>;
+type TimeKey = (typeof TIME)[keyof typeof TIME];
+
+/** Each time metric summed over a run. */
+function secondsOf(metrics: readonly TrainMetrics[]): Record<TimeKey, number> {
+  return Object.fromEntries(Object.values(TIME).map((key) => [key, metrics.reduce((s, m) => s + m[key], 0)])) as Record<TimeKey, number>;
 }
 
 /** Runs `wmrl train` for one (mode, seed): a fresh run, or --resume of an interrupted one. */
@@ -151,12 +157,12 @@ export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPat
   // 2. final held-out evaluation (paired against the base on the same seeds)
   log(`evaluating the base and ${plan.length} trained policies on ${cfg.finalEpisodes} held-out episodes per task`);
   const base = await evalCached(scene, cfg, p.policy, join(p.runs, 'base-eval.json'));
-  const runs: { mode: Mode; seed: number; dir: string; metrics: Record<string, number>[]; final: PolicyResult; curve: CurvePoint[]; time: Record<string, number>; results: ReturnType<typeof splitResults> }[] = [];
+  const runs: { mode: Mode; seed: number; dir: string; metrics: TrainMetrics[]; final: PolicyResult; curve: CurvePoint[]; seconds: Record<TimeKey, number>; results: ReturnType<typeof splitResults> }[] = [];
   for (const { mode, seed } of plan) {
     const dir = join(p.runs, runName(mode, seed));
     const metrics = metricsOf(dir);
     const final = await evalCached(scene, cfg, join(dir, 'policy.onnx'), join(dir, 'final-eval.json'));
-    runs.push({ mode, seed, dir, metrics, final, curve: curveOf(metrics), time: timeOf(metrics), results: splitResults(scene, cfg, final, base) });
+    runs.push({ mode, seed, dir, metrics, final, curve: curveOf(metrics), seconds: secondsOf(metrics), results: splitResults(scene, cfg, final, base) });
   }
 
   // 3. speedup: real's final success (the mean of its last three curve points) and the time each run,
@@ -168,24 +174,24 @@ export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPat
     const target = tail.reduce((s, c) => s + c.success, 0) / tail.length;
     const ref = reach(trained(real.curve), target)!;
     const hit = reach(trained(r.curve), target);
-    const trainSeconds = r.time.physics + r.time.world_model + r.time.training + r.time.refresh;
+    const runSeconds = trainSeconds(r.seconds);
     // the ceiling: the same run if world-model steps cost nothing
-    const realSeconds = real.time.physics + real.time.world_model + real.time.training + real.time.refresh;
+    const realSeconds = trainSeconds(real.seconds);
     const vsReal = pairedDifference(cfg.tasks.flatMap((t) => r.final.outcomes[t]), cfg.tasks.flatMap((t) => real.final.outcomes[t]));
-    const free = hit ? hit.seconds * (trainSeconds - r.time.world_model) / Math.max(1e-9, trainSeconds) : null;
+    const free = hit ? hit.seconds * (runSeconds - r.seconds['time/world_model_s']) / Math.max(1e-9, runSeconds) : null;
     return {
-      mode: r.mode, seed: r.seed, iterations: r.metrics.length, train_seconds: trainSeconds, physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
-      world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0, time: r.time, final: r.results,
+      mode: r.mode, seed: r.seed, iterations: r.metrics.length, train_seconds: runSeconds, physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
+      world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0, time: Object.fromEntries(Object.entries(TIME).map(([name, key]) => [name, r.seconds[key]])), final: r.results,
       vs_real: vsReal,
       // from the final evaluations alone: a run that ends at least as high as real reached real's final
       // success no later than its own end
-      speedup_wall_at_least: vsReal.diff >= 0 ? realSeconds / Math.max(1e-9, trainSeconds) : null,
+      speedup_wall_at_least: vsReal.diff >= 0 ? realSeconds / Math.max(1e-9, runSeconds) : null,
       speedup_physics_at_least: vsReal.diff >= 0 ? (real.metrics.at(-1)?.['steps/physics'] ?? 0) / Math.max(1, r.metrics.at(-1)?.['steps/physics'] ?? 0) : null,
       target, reached_at: hit, real_reached_at: ref,
       speedup_wall: hit ? ref.seconds / Math.max(1e-9, hit.seconds) : null,
       speedup_physics: hit ? ref.physicsSteps / Math.max(1, hit.physicsSteps) : null,
       speedup_wall_ceiling: free !== null ? ref.seconds / Math.max(1e-9, free) : null,
-      equal_reward_groups: r.metrics.reduce((s, m) => s + (m['groups/zero_variance'] ?? 0), 0) / Math.max(1, r.metrics.reduce((s, m) => s + (m['groups/anchor'] ?? 0) + (m['groups/wm'] ?? 0), 0)),
+      equal_reward_groups: r.metrics.reduce((s, m) => s + m['groups/zero_variance'], 0) / Math.max(1, r.metrics.reduce((s, m) => s + m['groups/anchor'] + m['groups/wm'], 0)),
       fidelity: fidelitySummary(r.metrics),
     };
   });
@@ -199,12 +205,12 @@ export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPat
 export type SpeedupReport = Awaited<ReturnType<typeof runSpeedup>>;
 
 /** Mean fidelity per horizon over a run's measurements. */
-function fidelitySummary(metrics: readonly Record<string, number>[]): Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> {
+function fidelitySummary(metrics: readonly TrainMetrics[]): Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> {
   const out: Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> = {};
   for (const key of new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^fidelity\/(h\d+|whole)\/rank_corr$/.test(k)))) {
-    const h = key.split('/')[1];
+    const h = key.split('/')[1] as `h${number}` | 'whole';
     const rows = metrics.filter((m) => key in m);
-    const avg = (k: string) => rows.reduce((s, m) => s + m[`fidelity/${h}/${k}`], 0) / rows.length;
+    const avg = (k: 'rank_corr' | 'gain_rank_corr' | 'bias') => rows.reduce((s, m) => s + m[`fidelity/${h}/${k}` satisfies FidelityKey]!, 0) / rows.length;
     out[h] = { rank_corr: avg('rank_corr'), gain_rank_corr: avg('gain_rank_corr'), bias: avg('bias'), measurements: rows.length };
   }
   return out;

@@ -1,13 +1,17 @@
 // Training curves from a run's metrics.jsonl rows: success by source, debias bias before/after, the
 // denoiser's weight w, and seconds per component per iteration.
+import type { TrainMetricKey } from '../../src/core/metrics.ts';
 import type { MetricsRow } from '../../src/protocol/index.ts';
 import { COLOURS, drawChart, type Series } from './plot.ts';
 
+/** The row's keys among `keys` (typed: a metric renamed in the trainer's schema fails here). */
+const among = (keys: readonly TrainMetricKey[]) => (k: string) => (keys as readonly string[]).includes(k);
+
 const GROUPS: Record<string, { title: string; keys: (k: string) => boolean }> = {
-  success: { title: 'success by source', keys: (k) => ['success/anchor', 'success/wm', 'eval/success'].includes(k) },
-  debias: { title: 'debias: bias before / after', keys: (k) => k === 'debias/bias_before' || k === 'debias/bias_after' },
-  weight: { title: 'denoise weight w', keys: (k) => k === 'denoise/w' },
-  time: { title: 'seconds per iteration', keys: (k) => k.startsWith('time/') && k !== 'time/eval_s' },
+  success: { title: 'success by source', keys: among(['success/anchor', 'success/wm', 'eval/success']) },
+  debias: { title: 'debias: bias before / after', keys: among(['debias/bias_before', 'debias/bias_after']) },
+  weight: { title: 'denoise weight w', keys: among(['denoise/w']) },
+  time: { title: 'seconds per iteration', keys: (k) => k.startsWith('time/') && k !== ('time/eval_s' satisfies TrainMetricKey) },
 };
 
 export function drawCurves(rows: readonly MetricsRow[], run: string): void {
