@@ -16,24 +16,49 @@ const rawEnv = await createTabletopEnv({ scene, taskId: TASK, numEnvs: 1, render
 await rawEnv.reset({ seed: 0 });
 const rawStepMs = await timeAsync(() => rawEnv.world(0).step(), 200, MIN_MS);
 const rawControlMs = rawStepMs * substeps;
-emit({ figure: 'raw_world_step', ms: round(rawStepMs, 4), per_control_step_ms: round(rawControlMs), substeps, note: `Rapier world.step() on a fresh ${TASK} world with no commanded motion; a control step is ${substeps} of them` });
+emit({
+  figure: 'raw_world_step',
+  ms: round(rawStepMs, 4),
+  per_control_step_ms: round(rawControlMs),
+  substeps,
+  note: `Rapier world.step() on a fresh ${TASK} world with no commanded motion; a control step is ${substeps} of them`,
+});
 
 const physicsOnly = await createTabletopEnv({ scene, taskId: TASK, numEnvs: 1, render: false });
 await physicsOnly.reset({ seed: 0 });
 const physicsMs = await timeAsync(stepper(physicsOnly, 1), 100, MIN_MS);
-emit({ figure: 'physics_only_control_steps_per_s', worlds: 1, steps_per_s: round(1000 / physicsMs, 1), ms: round(physicsMs), ratio_to_raw: round(physicsMs / rawControlMs) });
+emit({
+  figure: 'physics_only_control_steps_per_s',
+  worlds: 1,
+  steps_per_s: round(1000 / physicsMs, 1),
+  ms: round(physicsMs),
+  ratio_to_raw: round(physicsMs / rawControlMs),
+});
 
 const renderer = createRenderer(scene, 'front');
 const out = new Uint8Array(64 * 64 * 3);
 const poses = physicsOnly.frame(0);
 const renderMs = await timeAsync(() => renderer.render(poses, out), 500, MIN_MS);
-emit({ figure: 'render_only_frames_per_s', camera: 'front', frames_per_s: round(1000 / renderMs, 0), ms: round(renderMs, 4), ratio_to_raw: round(renderMs / rawControlMs) });
+emit({
+  figure: 'render_only_frames_per_s',
+  camera: 'front',
+  frames_per_s: round(1000 / renderMs, 0),
+  ms: round(renderMs, 4),
+  ratio_to_raw: round(renderMs / rawControlMs),
+});
 
 for (const worlds of [1, 16]) {
   const env = await createTabletopEnv({ scene, taskId: TASK, numEnvs: worlds });
   await env.reset({ seed: 0 });
   const ms = await timeAsync(stepper(env, 1), worlds === 1 ? 100 : 10, MIN_MS);
-  emit({ figure: 'full_env_steps_per_s', worlds, env_steps_per_s: round((1000 * worlds) / ms, 1), ms_per_batch_step: round(ms), ratio_to_raw: round(ms / worlds / rawControlMs), includes: 'physics, 64x64 render, proprio, verifier, resets' });
+  emit({
+    figure: 'full_env_steps_per_s',
+    worlds,
+    env_steps_per_s: round((1000 * worlds) / ms, 1),
+    ms_per_batch_step: round(ms),
+    ratio_to_raw: round(ms / worlds / rawControlMs),
+    includes: 'physics, 64x64 render, proprio, verifier, resets',
+  });
   env.close();
 }
 
@@ -46,5 +71,9 @@ const takeMs = await timeAsync(() => snapEnv.snapshot(), 200, MIN_MS);
 const restoreMs = await timeAsync(() => snapEnv.restore(snap), 200, MIN_MS);
 emit({ figure: 'snapshot_take_us', us: round(takeMs * 1000, 1), ratio_to_raw: round(takeMs / rawControlMs) });
 emit({ figure: 'snapshot_restore_us', us: round(restoreMs * 1000, 1), ratio_to_raw: round(restoreMs / rawControlMs) });
-emit({ figure: 'machine_load', loadavg_1m: round(loadavg()[0], 2), note: 'other processes on this 2-core machine slow every figure above' });
+emit({
+  figure: 'machine_load',
+  loadavg_1m: round(loadavg()[0], 2),
+  note: 'other processes on this 2-core machine slow every figure above',
+});
 for (const e of [rawEnv, physicsOnly, snapEnv]) e.close();

@@ -43,7 +43,12 @@ export async function initTfjsWasm(): Promise<{ backend: string; simd: boolean; 
 
 function he(rng: Rng, shape: number[], fanIn: number, std = Math.sqrt(2 / fanIn)): tf.Variable {
   const n = shape.reduce((a, b) => a * b, 1);
-  return tf.variable(tf.tensor(Float32Array.from({ length: n }, () => std * rng.normal()), shape));
+  return tf.variable(
+    tf.tensor(
+      Float32Array.from({ length: n }, () => std * rng.normal()),
+      shape,
+    ),
+  );
 }
 const zeros = (shape: number[]): tf.Variable => tf.variable(tf.zeros(shape));
 
@@ -52,7 +57,12 @@ type Pad4 = [[number, number], [number, number], [number, number], [number, numb
 /** conv2d whose filter gradient is a dilated conv2d (tfjs-wasm has no Conv2DBackpropFilter kernel):
  *  the same construction the ORT graphs use. */
 export function convWithGrad(stride: number, p: number) {
-  const pad: Pad4 = [[0, 0], [p, p], [p, p], [0, 0]];
+  const pad: Pad4 = [
+    [0, 0],
+    [p, p],
+    [p, p],
+    [0, 0],
+  ];
   const f = (x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
     const [xt, wt] = [x as tf.Tensor4D, w as tf.Tensor4D];
     save([xt, wt]);
@@ -63,13 +73,23 @@ export function convWithGrad(stride: number, p: number) {
         const g = dy as tf.Tensor4D;
         const dx = tf.conv2dTranspose(g, ws, xs.shape, stride, pad as never);
         const k = ws.shape[0];
-        let dw = tf.conv2d(tf.transpose(xs, [3, 1, 2, 0]), tf.transpose(g, [1, 2, 0, 3]) as tf.Tensor4D, 1, pad, 'NHWC', stride);
+        let dw = tf.conv2d(
+          tf.transpose(xs, [3, 1, 2, 0]),
+          tf.transpose(g, [1, 2, 0, 3]) as tf.Tensor4D,
+          1,
+          pad,
+          'NHWC',
+          stride,
+        );
         dw = tf.slice(dw, [0, 0, 0, 0], [dw.shape[0], k, k, dw.shape[3]]);
         return [dx, tf.transpose(dw, [1, 2, 0, 3])];
       },
     };
   };
-  return tf.customGrad(f as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor4D, w: tf.Tensor4D) => tf.Tensor4D;
+  return tf.customGrad(f as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (
+    x: tf.Tensor4D,
+    w: tf.Tensor4D,
+  ) => tf.Tensor4D;
 }
 
 function dense(x: tf.Tensor2D, w: tf.Variable, b: tf.Variable): tf.Tensor2D {
@@ -96,14 +116,35 @@ export async function tfjsPolicyStep(s: PolicySpec): Promise<TfStep> {
   const textFc = { w: he(rng, [s.embedDim, s.embedDim], s.embedDim), b: zeros([s.embedDim]) };
   const propFc = { w: he(rng, [s.proprioDim, s.proprioHidden], s.proprioDim), b: zeros([s.proprioHidden]) };
   const fused = s.imageFeatures + s.embedDim + s.proprioHidden;
-  const trunk = { w: he(rng, [fused, s.trunk], fused), b: zeros([s.trunk]), g: tf.variable(tf.ones([s.trunk])), beta: zeros([s.trunk]) };
+  const trunk = {
+    w: he(rng, [fused, s.trunk], fused),
+    b: zeros([s.trunk]),
+    g: tf.variable(tf.ones([s.trunk])),
+    beta: zeros([s.trunk]),
+  };
   const heads = s.heads.map((n) => ({ w: he(rng, [s.trunk, n], s.trunk, 0.01), b: zeros([n]), n }));
   const value = { w: he(rng, [s.trunk, 1], s.trunk, 1 / Math.sqrt(s.trunk)), b: zeros([1]) };
 
-  const images = tf.tensor(Uint8Array.from({ length: B * s.image * s.image * 3 }, () => rng.int(256)), [B, s.image, s.image, 3], 'int32');
-  const tokens = tf.tensor2d(Int32Array.from({ length: B * s.maxLength }, (_, i) => (i % s.maxLength < 6 ? 2 + rng.int(s.vocab - 2) : 0)), [B, s.maxLength], 'int32');
-  const proprio = tf.tensor2d(Float32Array.from({ length: B * s.proprioDim }, () => rng.range(-1, 1)), [B, s.proprioDim]);
-  const actions = s.heads.map((n) => tf.tensor1d(Int32Array.from({ length: B }, () => rng.int(n)), 'int32'));
+  const images = tf.tensor(
+    Uint8Array.from({ length: B * s.image * s.image * 3 }, () => rng.int(256)),
+    [B, s.image, s.image, 3],
+    'int32',
+  );
+  const tokens = tf.tensor2d(
+    Int32Array.from({ length: B * s.maxLength }, (_, i) => (i % s.maxLength < 6 ? 2 + rng.int(s.vocab - 2) : 0)),
+    [B, s.maxLength],
+    'int32',
+  );
+  const proprio = tf.tensor2d(
+    Float32Array.from({ length: B * s.proprioDim }, () => rng.range(-1, 1)),
+    [B, s.proprioDim],
+  );
+  const actions = s.heads.map((n) =>
+    tf.tensor1d(
+      Int32Array.from({ length: B }, () => rng.int(n)),
+      'int32',
+    ),
+  );
   const oldLogp = tf.tensor1d(Float32Array.from({ length: B }, () => -6 + 0.1 * rng.normal()));
   const adv = tf.tensor1d(Float32Array.from({ length: B }, () => rng.normal()));
   const ret = tf.tensor1d(Float32Array.from({ length: B }, () => rng.normal()));
@@ -124,7 +165,9 @@ export async function tfjsPolicyStep(s: PolicySpec): Promise<TfStep> {
     const prop = tf.relu(dense(proprio, propFc.w, propFc.b));
     const h0 = dense(tf.concat([img, text, prop], 1), trunk.w, trunk.b);
     const { mean, variance } = tf.moments(h0, 1, true);
-    const h = tf.relu(tf.add(tf.mul(tf.div(tf.sub(h0, mean), tf.sqrt(tf.add(variance, 1e-5))), trunk.g), trunk.beta)) as tf.Tensor2D;
+    const h = tf.relu(
+      tf.add(tf.mul(tf.div(tf.sub(h0, mean), tf.sqrt(tf.add(variance, 1e-5))), trunk.g), trunk.beta),
+    ) as tf.Tensor2D;
     let logp: tf.Tensor = tf.zeros([B]);
     let ent: tf.Tensor = tf.zeros([B]);
     heads.forEach((hd, i) => {
@@ -148,12 +191,21 @@ export async function tfjsWorldModelStep(s: WorldModelSpec): Promise<TfStep> {
   const N = s.batch;
   let fan = s.stateDim + s.actionDim;
   const layers = [...s.hidden, 2 * s.stateDim].map((width, i, all) => {
-    const l = { w: he(rng, [K, fan, width], fan, i === all.length - 1 ? Math.sqrt(1 / fan) : undefined), b: zeros([K, 1, width]) };
+    const l = {
+      w: he(rng, [K, fan, width], fan, i === all.length - 1 ? Math.sqrt(1 / fan) : undefined),
+      b: zeros([K, 1, width]),
+    };
     fan = width;
     return l;
   });
-  const x = tf.tensor3d(Float32Array.from({ length: K * N * (s.stateDim + s.actionDim) }, () => rng.normal()), [K, N, s.stateDim + s.actionDim]);
-  const y = tf.tensor3d(Float32Array.from({ length: K * N * s.stateDim }, () => rng.normal()), [K, N, s.stateDim]);
+  const x = tf.tensor3d(
+    Float32Array.from({ length: K * N * (s.stateDim + s.actionDim) }, () => rng.normal()),
+    [K, N, s.stateDim + s.actionDim],
+  );
+  const y = tf.tensor3d(
+    Float32Array.from({ length: K * N * s.stateDim }, () => rng.normal()),
+    [K, N, s.stateDim],
+  );
   const opt = tf.train.adam(1e-3);
   const lossFn = (): tf.Scalar => {
     let h: tf.Tensor3D = x;

@@ -13,9 +13,22 @@ import { type Feeds, tensor } from '../src/nn/runtime.ts';
 import { ForwardSession, TrainSession } from '../src/nn/train.ts';
 import { writeOnnx } from '../src/nn/onnx.ts';
 import { Session } from '../src/nn/runtime.ts';
-import { type WorldModelNetConfig, worldModelForwardBuilder, worldModelLossBuilder } from '../src/nn/nets/worldmodel.ts';
+import {
+  type WorldModelNetConfig,
+  worldModelForwardBuilder,
+  worldModelLossBuilder,
+} from '../src/nn/nets/worldmodel.ts';
 import { WordTokenizer } from '../src/policy/tokenizer.ts';
-import { type VlaConfig, VLA_IO, actionScores, parseVlaConfig, vlaActionInputs, vlaForwardBuilder, vlaInputs, vlaNet } from '../src/policy/vla.ts';
+import {
+  type VlaConfig,
+  VLA_IO,
+  actionScores,
+  parseVlaConfig,
+  vlaActionInputs,
+  vlaForwardBuilder,
+  vlaInputs,
+  vlaNet,
+} from '../src/policy/vla.ts';
 import { initTfjsWasm, tfjsPolicyStep, tfjsWorldModelStep } from './nn-tfjs.ts';
 import { AutoResearchEnv, loadTask } from '../src/autoresearch/index.ts';
 import { TRAIN_RESEARCH_TASKS, agentConfig } from '../src/experiment/research.ts';
@@ -38,7 +51,14 @@ function machine() {
   const flopsPerCycle = lanes * 2 * (flags.includes('fma') || lanes === 16 ? fmaPipes : 1);
   const cores = cpus().length;
   const peak = (cores * mhz * flopsPerCycle) / 1000;
-  return { cores, mhz, flopsPerCycle, peakGflops: peak, model: cpus()[0].model, basis: `${cores} cores x ${(mhz / 1000).toFixed(3)} GHz x ${flopsPerCycle} fp32 FLOP/cycle (${lanes}-lane ${lanes === 16 ? 'AVX-512' : 'AVX2'} FMA x ${fmaPipes} pipes x 2); nominal clock from /proc/cpuinfo` };
+  return {
+    cores,
+    mhz,
+    flopsPerCycle,
+    peakGflops: peak,
+    model: cpus()[0].model,
+    basis: `${cores} cores x ${(mhz / 1000).toFixed(3)} GHz x ${flopsPerCycle} fp32 FLOP/cycle (${lanes}-lane ${lanes === 16 ? 'AVX-512' : 'AVX2'} FMA x ${fmaPipes} pipes x 2); nominal clock from /proc/cpuinfo`,
+  };
 }
 
 function procStat(): { busy: number; total: number } {
@@ -60,21 +80,40 @@ function loadMonitor() {
     const ours = ((c1.user + c1.system) / 1e6) * tick;
     const busy = s1.busy - s0.busy;
     const total = s1.total - s0.total;
-    return { loadavg1Start: la0, loadavg1End: loadavg()[0], machineBusyPct: round((100 * busy) / total, 1), othersBusyPct: round((100 * Math.max(0, busy - ours)) / total, 1) };
+    return {
+      loadavg1Start: la0,
+      loadavg1End: loadavg()[0],
+      machineBusyPct: round((100 * busy) / total, 1),
+      othersBusyPct: round((100 * Math.max(0, busy - ours)) / total, 1),
+    };
   };
 }
 
 // ---- networks ----------------------------------------------------------------------------------
-const WORDS = 'push pick place put stack the a red green blue yellow purple orange cube block to on in into left right zone bin top of it and then'.split(' ');
+const WORDS =
+  'push pick place put stack the a red green blue yellow purple orange cube block to on in into left right zone bin top of it and then'.split(
+    ' ',
+  );
 const TOKENIZER = WordTokenizer.fromCorpus([WORDS.join(' ')], { maxLength: 16 });
 const POLICY: VlaConfig = parseVlaConfig({
-  conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 64, k: 3, stride: 2, pad: 1 }],
+  conv: [
+    { out: 16, k: 5, stride: 2, pad: 2 },
+    { out: 32, k: 3, stride: 2, pad: 1 },
+    { out: 32, k: 3, stride: 2, pad: 1 },
+    { out: 64, k: 3, stride: 2, pad: 1 },
+  ],
   imageFeatures: 256,
   tokenizer: TOKENIZER.config,
   embedDim: 32,
   proprio: { name: 'proprio', dim: 16, hidden: 64 },
   trunk: [256],
-  actions: [{ name: 'dx', n: 11 }, { name: 'dy', n: 11 }, { name: 'dz', n: 11 }, { name: 'dyaw', n: 11 }, { name: 'grip', n: 2 }],
+  actions: [
+    { name: 'dx', n: 11 },
+    { name: 'dy', n: 11 },
+    { name: 'dz', n: 11 },
+    { name: 'dyaw', n: 11 },
+    { name: 'grip', n: 2 },
+  ],
 });
 const WM: WorldModelNetConfig = { stateDim: 46, actionDim: 5, members: 5, hidden: [200, 200, 200, 200], act: 'silu' };
 
@@ -86,20 +125,49 @@ function ppoLoss(g: Graph, batch: number) {
   const ratio = o.exp(o.sub(sc.logp, g.input('old_logp', [batch])));
   const surr = o.minimum(o.mul(ratio, adv), o.mul(o.minimum(o.maximum(ratio, 0.8), 1.2), adv));
   const d = o.sub(net.value!, g.input('ret', [batch]));
-  const loss = o.add(o.sub(o.neg(o.meanAll(surr)), o.mul(o.meanAll(sc.entropy), 0.01)), o.mul(o.meanAll(o.mul(d, d)), 0.5));
+  const loss = o.add(
+    o.sub(o.neg(o.meanAll(surr)), o.mul(o.meanAll(sc.entropy), 0.01)),
+    o.mul(o.meanAll(o.mul(d, d)), 0.5),
+  );
   return { loss, metrics: { logp: sc.logp } };
 }
 
 function policyFeeds(batch: number, train: boolean, rng: Rng): Feeds {
   const f: Feeds = {
-    image: tensor('uint8', Uint8Array.from({ length: batch * 64 * 64 * 3 }, () => rng.int(256)), [batch, 64, 64, 3]),
-    tokens: tensor('int32', TOKENIZER.encodeBatch(Array.from({ length: batch }, () => 'pick the red cube and place it on the blue block')), [batch, 16]),
-    proprio: tensor('float32', Float32Array.from({ length: batch * 16 }, () => rng.range(-1, 1)), [batch, 16]),
+    image: tensor(
+      'uint8',
+      Uint8Array.from({ length: batch * 64 * 64 * 3 }, () => rng.int(256)),
+      [batch, 64, 64, 3],
+    ),
+    tokens: tensor(
+      'int32',
+      TOKENIZER.encodeBatch(Array.from({ length: batch }, () => 'pick the red cube and place it on the blue block')),
+      [batch, 16],
+    ),
+    proprio: tensor(
+      'float32',
+      Float32Array.from({ length: batch * 16 }, () => rng.range(-1, 1)),
+      [batch, 16],
+    ),
   };
   if (!train) return f;
-  for (const a of POLICY.actions) f[VLA_IO.action(a.name)] = tensor('int32', Int32Array.from({ length: batch }, () => rng.int(a.n)), [batch]);
-  for (const k of ['adv', 'ret']) f[k] = tensor('float32', Float32Array.from({ length: batch }, () => rng.normal()), [batch]);
-  f.old_logp = tensor('float32', Float32Array.from({ length: batch }, () => -9 + 0.1 * rng.normal()), [batch]);
+  for (const a of POLICY.actions)
+    f[VLA_IO.action(a.name)] = tensor(
+      'int32',
+      Int32Array.from({ length: batch }, () => rng.int(a.n)),
+      [batch],
+    );
+  for (const k of ['adv', 'ret'])
+    f[k] = tensor(
+      'float32',
+      Float32Array.from({ length: batch }, () => rng.normal()),
+      [batch],
+    );
+  f.old_logp = tensor(
+    'float32',
+    Float32Array.from({ length: batch }, () => -9 + 0.1 * rng.normal()),
+    [batch],
+  );
   return f;
 }
 
@@ -109,8 +177,10 @@ function countFlops(g: Graph): number {
   for (const n of g.nodes) {
     const out = n.outputs[0].shape;
     if (n.op === 'MatMul') flops += 2 * out.reduce((a, b) => a * b, 1) * n.inputs[0].shape[n.inputs[0].rank - 1];
-    else if (n.op === 'Conv') flops += 2 * out.reduce((a, b) => a * b, 1) * n.inputs[1].shape.slice(1).reduce((a, b) => a * b, 1);
-    else if (n.op === 'ConvTranspose') flops += 2 * n.inputs[0].shape.reduce((a, b) => a * b, 1) * n.inputs[1].shape.slice(1).reduce((a, b) => a * b, 1);
+    else if (n.op === 'Conv')
+      flops += 2 * out.reduce((a, b) => a * b, 1) * n.inputs[1].shape.slice(1).reduce((a, b) => a * b, 1);
+    else if (n.op === 'ConvTranspose')
+      flops += 2 * n.inputs[0].shape.reduce((a, b) => a * b, 1) * n.inputs[1].shape.slice(1).reduce((a, b) => a * b, 1);
   }
   return flops;
 }
@@ -130,14 +200,27 @@ async function timeIt(fn: () => Promise<unknown>): Promise<{ ms: number; iters: 
 
 // ---- figures -----------------------------------------------------------------------------------
 const M = machine();
-emit({ figure: 'machine', model: M.model, cores: M.cores, mhz: M.mhz, peakGflopsFp32: round(M.peakGflops, 1), peakBasis: M.basis, node: process.version, quick });
+emit({
+  figure: 'machine',
+  model: M.model,
+  cores: M.cores,
+  mhz: M.mhz,
+  peakGflopsFp32: round(M.peakGflops, 1),
+  peakBasis: M.basis,
+  node: process.version,
+  quick,
+});
 /** Best-of-N 1024^3 SGEMM through ORT: the practical fp32 ceiling on this (turbo-clocked, shared) machine. */
 async function sgemm(threads: number): Promise<number> {
   const n = 1024;
   const g = new Graph();
   g.output('c', o.matmul(g.input('a', [n, n]), g.input('b', [n, n])));
   const s = await Session.create(writeOnnx(g), { threads });
-  const a = tensor('float32', Float32Array.from({ length: n * n }, (_, i) => (i % 13) / 13), [n, n]);
+  const a = tensor(
+    'float32',
+    Float32Array.from({ length: n * n }, (_, i) => (i % 13) / 13),
+    [n, n],
+  );
   let best = Infinity;
   for (let i = 0; i < (quick ? 6 : 15); i++) {
     const t0 = performance.now();
@@ -153,10 +236,20 @@ const ort: Record<string, number> = {};
 const gemm: Record<number, number> = {};
 const perf = (flops: number, ms: number, threads: number) => {
   const gflops = flops / ms / 1e6;
-  return { gflops: round(gflops, 1), pctOfNominalPeakUsedCores: round((100 * gflops) / ((M.peakGflops * threads) / M.cores), 1), pctOfNominalMachinePeak: round((100 * gflops) / M.peakGflops, 1), pctOfSgemm: round((100 * gflops) / gemm[threads], 1) };
+  return {
+    gflops: round(gflops, 1),
+    pctOfNominalPeakUsedCores: round((100 * gflops) / ((M.peakGflops * threads) / M.cores), 1),
+    pctOfNominalMachinePeak: round((100 * gflops) / M.peakGflops, 1),
+    pctOfSgemm: round((100 * gflops) / gemm[threads], 1),
+  };
 };
 
-interface Trainer { step: () => Promise<unknown>; flops: number; params: number; close: () => Promise<void> }
+interface Trainer {
+  step: () => Promise<unknown>;
+  flops: number;
+  params: number;
+  close: () => Promise<void>;
+}
 
 async function policyTrainer(batch: number, threads: number): Promise<Trainer> {
   const build = (g: Graph) => ppoLoss(g, batch);
@@ -176,7 +269,12 @@ async function worldModelTrainer(batch: number, threads: number): Promise<Traine
   const params = ParamStore.init(g.params, 2);
   const ts = await TrainSession.create(build, params, { threads });
   const rng = new Rng(3);
-  const rand = (shape: number[]) => tensor('float32', Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()), shape);
+  const rand = (shape: number[]) =>
+    tensor(
+      'float32',
+      Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
+      shape,
+    );
   const feeds = { state: rand([5, batch, 46]), action: rand([5, batch, 5]), target: rand([5, batch, 46]) };
   return { step: () => ts.step(feeds, 1e-4), flops: countFlops(g), params: params.size, close: () => ts.close() };
 }
@@ -191,9 +289,19 @@ async function extraPolicyFigures(fwd: ForwardSession, gp: Graph): Promise<void>
   for (const p of gp.params) withWeights[p.name] = tensor('float32', params.get(p.name), p.shape);
   const [tb, tf] = [await timeIt(() => fwd.run(feeds)), await timeIt(() => fed.run(withWeights))];
   await fed.close();
-  emit({ figure: 'ort_policy_forward_baked_vs_fed', batch, bakedMs: round(tb.ms, 3), fedMs: round(tf.ms, 3), speedup: round(tf.ms / tb.ms, 2) });
+  emit({
+    figure: 'ort_policy_forward_baked_vs_fed',
+    batch,
+    bakedMs: round(tb.ms, 3),
+    fedMs: round(tf.ms, 3),
+    speedup: round(tf.ms / tb.ms, 2),
+  });
   const t = await timeIt(() => fwd.update(params));
-  emit({ figure: 'ort_policy_sampler_rebuild', ms: round(t.ms), note: 'serialise the graph with new weights + open a session' });
+  emit({
+    figure: 'ort_policy_sampler_rebuild',
+    ms: round(t.ms),
+    note: 'serialise the graph with new weights + open a session',
+  });
   const trainer = await TrainSession.create((g) => ppoLoss(g, batch), params);
   const train = policyFeeds(batch, true, new Rng(7));
   const [out, step] = [await fwd.run(train), await trainer.step(train, 0)];
@@ -202,7 +310,10 @@ async function extraPolicyFigures(fwd: ForwardSession, gp: Graph): Promise<void>
   let gap = 0;
   for (let i = 0; i < batch; i++) {
     let lp = 0;
-    for (const a of POLICY.actions) lp += (out[VLA_IO.logp(a.name)].data as Float32Array)[i * a.n + (train[VLA_IO.action(a.name)].data as Int32Array)[i]];
+    for (const a of POLICY.actions)
+      lp += (out[VLA_IO.logp(a.name)].data as Float32Array)[
+        i * a.n + (train[VLA_IO.action(a.name)].data as Int32Array)[i]
+      ];
     gap = Math.max(gap, Math.abs(lp - trainLogp[i]));
   }
   emit({ figure: 'sampler_vs_trainer_logp', batch, maxAbsDiff: gap, target: 1e-5 });
@@ -210,13 +321,32 @@ async function extraPolicyFigures(fwd: ForwardSession, gp: Graph): Promise<void>
 
 for (const threads of [1, 2]) {
   gemm[threads] = await sgemm(threads);
-  emit({ figure: 'ort_sgemm_1024', threads, gflops: round(gemm[threads], 1), pctOfNominalPeakUsedCores: round((100 * gemm[threads]) / ((M.peakGflops * threads) / M.cores), 1), note: 'above 100% means the cores run above the nominal clock (turbo)' });
-  for (const [net, batch] of [['policy', 64], ['policy', 256], ['worldmodel', 256]] as const) {
+  emit({
+    figure: 'ort_sgemm_1024',
+    threads,
+    gflops: round(gemm[threads], 1),
+    pctOfNominalPeakUsedCores: round((100 * gemm[threads]) / ((M.peakGflops * threads) / M.cores), 1),
+    note: 'above 100% means the cores run above the nominal clock (turbo)',
+  });
+  for (const [net, batch] of [
+    ['policy', 64],
+    ['policy', 256],
+    ['worldmodel', 256],
+  ] as const) {
     const tr = net === 'policy' ? await policyTrainer(batch, threads) : await worldModelTrainer(batch, threads);
     const t = await timeIt(tr.step);
     await tr.close();
     ort[`${net}${batch}_t${threads}`] = t.ms;
-    emit({ figure: `ort_${net}_train_step`, batch, threads, ms: round(t.ms), samplesPerSec: round((1000 * batch) / t.ms, 0), iters: t.iters, ...perf(tr.flops, t.ms, threads), params: tr.params });
+    emit({
+      figure: `ort_${net}_train_step`,
+      batch,
+      threads,
+      ms: round(t.ms),
+      samplesPerSec: round((1000 * batch) / t.ms, 0),
+      iters: t.iters,
+      ...perf(tr.flops, t.ms, threads),
+      params: tr.params,
+    });
   }
   const gp = new Graph();
   for (const [k, t] of Object.entries(vlaForwardBuilder(POLICY)(gp))) gp.output(k, t);
@@ -226,7 +356,15 @@ for (const threads of [1, 2]) {
     vlaForwardBuilder(POLICY, batch)(gb);
     const feeds = policyFeeds(batch, false, new Rng(7));
     const t = await timeIt(() => fwd.run(feeds));
-    emit({ figure: 'ort_policy_forward', batch, threads, weights: 'baked', ms: round(t.ms, 3), samplesPerSec: round((1000 * batch) / t.ms, 0), ...perf(countFlops(gb), t.ms, threads) });
+    emit({
+      figure: 'ort_policy_forward',
+      batch,
+      threads,
+      weights: 'baked',
+      ms: round(t.ms, 3),
+      samplesPerSec: round((1000 * batch) / t.ms, 0),
+      ...perf(countFlops(gb), t.ms, threads),
+    });
   }
   if (threads === 1) await extraPolicyFigures(fwd, gp);
   await fwd.close();
@@ -234,20 +372,55 @@ for (const threads of [1, 2]) {
   worldModelForwardBuilder(WM)(gw);
   const wfwd = await ForwardSession.create(worldModelForwardBuilder(WM), ParamStore.init(gw.params, 1), { threads });
   const rng = new Rng(4);
-  const wf = { state: tensor('float32', Float32Array.from({ length: 256 * 46 }, () => rng.normal()), [256, 46]), action: tensor('float32', new Float32Array(256 * 5), [256, 5]) };
+  const wf = {
+    state: tensor(
+      'float32',
+      Float32Array.from({ length: 256 * 46 }, () => rng.normal()),
+      [256, 46],
+    ),
+    action: tensor('float32', new Float32Array(256 * 5), [256, 5]),
+  };
   const tw = await timeIt(() => wfwd.run(wf));
   await wfwd.close();
-  emit({ figure: 'ort_worldmodel_forward', batch: 256, members: 5, threads, ms: round(tw.ms, 3), samplesPerSec: round((1000 * 256) / tw.ms, 0) });
+  emit({
+    figure: 'ort_worldmodel_forward',
+    batch: 256,
+    members: 5,
+    threads,
+    ms: round(tw.ms, 3),
+    samplesPerSec: round((1000 * 256) / tw.ms, 0),
+  });
 }
 
 // ---- tfjs-wasm reference, interleaved step by step with ORT so both see the same machine load ----
 const tfInfo = await initTfjsWasm();
 emit({ figure: 'tfjs_backend', ...tfInfo, note: 'tfjs-wasm runs single-threaded in Node (no multithread support)' });
 const rounds = quick ? 2 : 5;
-const POLICY_SPEC = { image: 64, conv: POLICY.conv, imageFeatures: 256, vocab: TOKENIZER.vocabSize, maxLength: 16, embedDim: 32, proprioDim: 16, proprioHidden: 64, trunk: 256, heads: [11, 11, 11, 11, 2] };
-for (const [net, batch] of [['policy', 64], ['policy', 256], ['worldmodel', 256]] as const) {
-  const tfStep = net === 'policy' ? await tfjsPolicyStep({ ...POLICY_SPEC, batch }) : await tfjsWorldModelStep({ batch, members: 5, stateDim: 46, actionDim: 5, hidden: [200, 200, 200, 200] });
-  const ours = [await (net === 'policy' ? policyTrainer(batch, 1) : worldModelTrainer(batch, 1)), await (net === 'policy' ? policyTrainer(batch, 2) : worldModelTrainer(batch, 2))];
+const POLICY_SPEC = {
+  image: 64,
+  conv: POLICY.conv,
+  imageFeatures: 256,
+  vocab: TOKENIZER.vocabSize,
+  maxLength: 16,
+  embedDim: 32,
+  proprioDim: 16,
+  proprioHidden: 64,
+  trunk: 256,
+  heads: [11, 11, 11, 11, 2],
+};
+for (const [net, batch] of [
+  ['policy', 64],
+  ['policy', 256],
+  ['worldmodel', 256],
+] as const) {
+  const tfStep =
+    net === 'policy'
+      ? await tfjsPolicyStep({ ...POLICY_SPEC, batch })
+      : await tfjsWorldModelStep({ batch, members: 5, stateDim: 46, actionDim: 5, hidden: [200, 200, 200, 200] });
+  const ours = [
+    await (net === 'policy' ? policyTrainer(batch, 1) : worldModelTrainer(batch, 1)),
+    await (net === 'policy' ? policyTrainer(batch, 2) : worldModelTrainer(batch, 2)),
+  ];
   for (const o of ours) await o.step();
   const times: number[][] = [[], [], []];
   for (let r = 0; r < rounds; r++) {
@@ -259,8 +432,23 @@ for (const [net, batch] of [['policy', 64], ['policy', 256], ['worldmodel', 256]
   }
   for (const o of ours) await o.close();
   const [tfMs, t1, t2] = times.map(median);
-  emit({ figure: `tfjs_${net}_train_step`, batch, ms: round(tfMs), samplesPerSec: round((1000 * batch) / tfMs, 0), rounds });
-  emit({ figure: 'speedup_vs_tfjs', net, batch, rounds, ortMs1Thread: round(t1), ortMs2Threads: round(t2), ratio1Thread: round(tfMs / t1, 1), ratio2Threads: round(tfMs / t2, 1) });
+  emit({
+    figure: `tfjs_${net}_train_step`,
+    batch,
+    ms: round(tfMs),
+    samplesPerSec: round((1000 * batch) / tfMs, 0),
+    rounds,
+  });
+  emit({
+    figure: 'speedup_vs_tfjs',
+    net,
+    batch,
+    rounds,
+    ortMs1Thread: round(t1),
+    ortMs2Threads: round(t2),
+    ratio1Thread: round(tfMs / t1, 1),
+    ratio2Threads: round(tfMs / t2, 1),
+  });
 }
 
 // the AutoResearch agent: one act samples its 12 autoregressive slots, one forward each
@@ -270,15 +458,28 @@ for (const [net, batch] of [['policy', 64], ['policy', 256], ['worldmodel', 256]
   vlaForwardBuilder(config)(g);
   const sampler = await PolicySampler.create(config, ParamStore.init(g.params, 0));
   for (const batch of [8, 64]) {
-    const env = new AutoResearchEnv(loadTask(TRAIN_RESEARCH_TASKS[0]), batch, { source: 'executor', outcomes: async () => [] });
+    const env = new AutoResearchEnv(loadTask(TRAIN_RESEARCH_TASKS[0]), batch, {
+      source: 'executor',
+      outcomes: async () => [],
+    });
     const { obs } = await env.reset({ seed: 0 });
     const rngs = () => Array.from({ length: batch }, (_, i) => new Rng([1, i], 5));
     const ms = await timeAsync(() => sampler.act(obs, batch, rngs()), 5, MIN_MS);
-    emit({ figure: 'agent_act', batch, slots: config.actions.length, ms: round(ms), usPerEnv: round((1000 * ms) / batch, 1) });
+    emit({
+      figure: 'agent_act',
+      batch,
+      slots: config.actions.length,
+      ms: round(ms),
+      usPerEnv: round((1000 * ms) / batch, 1),
+    });
   }
   await sampler.close();
 }
 
 const target = ort.policy256_t2;
 emit({ figure: 'targets', policy256TrainMs2Threads: round(target), targetMs: 200, met: target <= 200 });
-emit({ figure: 'machine_load', ...stop(), note: 'othersBusyPct: CPU used by other processes during the run, % of all cores' });
+emit({
+  figure: 'machine_load',
+  ...stop(),
+  note: 'othersBusyPct: CPU used by other processes during the run, % of all cores',
+});

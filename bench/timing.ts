@@ -21,7 +21,12 @@ export async function timeAsync(fn: () => unknown, perBatch: number, minMs: numb
 
 /** ms per call of a and of b, timed in alternating batches so machine load hits both alike
  *  (for ratios measured side by side). Medians over >= 5 batch pairs spanning at least minMs. */
-export async function timePair(a: () => unknown, b: () => unknown, perBatch: number, minMs: number): Promise<[number, number]> {
+export async function timePair(
+  a: () => unknown,
+  b: () => unknown,
+  perBatch: number,
+  minMs: number,
+): Promise<[number, number]> {
   const batch = async (fn: () => unknown) => {
     const t0 = performance.now();
     for (let i = 0; i < perBatch; i++) await fn();

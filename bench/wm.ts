@@ -28,11 +28,16 @@ const THREADS = arg('--threads', '1,2').split(',').map(Number);
 const POLICY = arg('--policy', existsSync('models/vla-base.onnx') ? 'models/vla-base.onnx' : 'models/tiny-policy.onnx');
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
 /** One control step of all N envs with `act` choosing the tokens; finished envs are reset (masked). */
-function loop(env: Env, act: (obs: Record<string, unknown>) => Promise<BatchAction> | BatchAction): { step: () => Promise<void>; start: () => Promise<void> } {
+function loop(
+  env: Env,
+  act: (obs: Record<string, unknown>) => Promise<BatchAction> | BatchAction,
+): { step: () => Promise<void>; start: () => Promise<void> } {
   let obs: Record<string, unknown> = {};
   let nextSeed = 5000;
   return {
-    start: async () => { obs = (await env.reset({ seed: 1000 })).obs; },
+    start: async () => {
+      obs = (await env.reset({ seed: 1000 })).obs;
+    },
     step: async () => {
       const r = await env.step(await act(obs));
       obs = r.obs;
@@ -53,21 +58,40 @@ async function measure(render: boolean, policy: PolicySampler | null, threads: n
   const make = (env: Env) => {
     let t = 0;
     const prng = new Rng(11);
-    return loop(env, policy ? async (obs) => (await policy.act(obs as never, N, prng)).actions : () => tokens[t++ % tokens.length]);
+    return loop(
+      env,
+      policy ? async (obs) => (await policy.act(obs as never, N, prng)).actions : () => tokens[t++ % tokens.length],
+    );
   };
-  const p = make(physics), w = make(wm);
+  const p = make(physics),
+    w = make(wm);
   await p.start();
   await w.start();
   const per = quick ? 2 : 4;
   const [physMs, wmMs] = await timePair(p.step, w.step, per, MIN_MS);
-  const mode = policy ? 'full loop (policy inference + rendering included)' : 'dynamics only (policy inference + rendering excluded)';
+  const mode = policy
+    ? 'full loop (policy inference + rendering included)'
+    : 'dynamics only (policy inference + rendering excluded)';
   const target = policy ? 1 / 5 : 1 / 20;
   emit({
-    bench: 'wm-vs-physics', mode, ort_threads: threads, task: TASK, batch: N, render, policy: policy ? POLICY : 'precomputed random tokens', model: MODEL,
-    physics_ms_per_step: round(physMs), wm_ms_per_step: round(wmMs),
-    physics_env_steps_per_s: round((1000 * N) / physMs, 0), wm_env_steps_per_s: round((1000 * N) / wmMs, 0),
-    physics_us_per_env_step: round((1000 * physMs) / N, 1), wm_us_per_env_step: round((1000 * wmMs) / N, 1),
-    ratio_wm_over_physics: round(wmMs / physMs, 4), target_ratio: target, target_met: wmMs / physMs <= target, load: round(loadavg()[0], 2),
+    bench: 'wm-vs-physics',
+    mode,
+    ort_threads: threads,
+    task: TASK,
+    batch: N,
+    render,
+    policy: policy ? POLICY : 'precomputed random tokens',
+    model: MODEL,
+    physics_ms_per_step: round(physMs),
+    wm_ms_per_step: round(wmMs),
+    physics_env_steps_per_s: round((1000 * N) / physMs, 0),
+    wm_env_steps_per_s: round((1000 * N) / wmMs, 0),
+    physics_us_per_env_step: round((1000 * physMs) / N, 1),
+    wm_us_per_env_step: round((1000 * wmMs) / N, 1),
+    ratio_wm_over_physics: round(wmMs / physMs, 4),
+    target_ratio: target,
+    target_met: wmMs / physMs <= target,
+    load: round(loadavg()[0], 2),
   });
   physics.close();
   wm.close();
@@ -77,15 +101,29 @@ async function policyOnly(policy: PolicySampler, threads: number): Promise<void>
   const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: N });
   const { obs } = await physics.reset({ seed: 3 });
   const rng = new Rng(1);
-  const ms = await timeAsync(async () => { await policy.act(obs, N, rng); }, 4, MIN_MS);
-  emit({ bench: 'policy-inference', policy: POLICY, ort_threads: threads, batch: N, ms_per_batch: round(ms), us_per_env: round((1000 * ms) / N, 1) });
+  const ms = await timeAsync(
+    async () => {
+      await policy.act(obs, N, rng);
+    },
+    4,
+    MIN_MS,
+  );
+  emit({
+    bench: 'policy-inference',
+    policy: POLICY,
+    ort_threads: threads,
+    batch: N,
+    ms_per_batch: round(ms),
+    us_per_env: round((1000 * ms) / N, 1),
+  });
   physics.close();
 }
 
 if (!existsSync(MODEL)) throw new Error(`bench:wm needs a world model at ${MODEL} (wmrl wm train ... --out ${MODEL})`);
 const loaded = await loadPolicy(POLICY);
 for (const threads of THREADS) {
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads: expected positive integers like 1,2, got ${THREADS.join(',')}`);
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new Error(`--threads: expected positive integers like 1,2, got ${THREADS.join(',')}`);
   const policy = await PolicySampler.create(loaded.config, loaded.params, { threads });
   await measure(false, null, threads);
   await measure(true, policy, threads);

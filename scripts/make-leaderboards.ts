@@ -59,7 +59,9 @@ async function boardOf(id: string): Promise<Run[]> {
     if (checkProgram(program, task)) continue;
     const r = await runProgram(task, program, SEED);
     runs.push({ program, validation: r.validation, test: r.test });
-    process.stderr.write(`${id} ${program.model} val ${r.validation.toFixed(4)} test ${r.test.toFixed(4)} ${Math.round(r.trainMs)} ms\n`);
+    process.stderr.write(
+      `${id} ${program.model} val ${r.validation.toFixed(4)} test ${r.test.toFixed(4)} ${Math.round(r.trainMs)} ms\n`,
+    );
   }
   return runs;
 }
@@ -77,7 +79,8 @@ async function main(): Promise<void> {
   const i = process.argv.indexOf('--out');
   const out = i > 0 ? resolve(process.argv[i + 1]) : OUT;
   const boards: Parameters<typeof format>[0] = {};
-  for (const t of TASKS) boards[t.id] = { metric: t.metric, higherIsBetter: t.higherIsBetter, runs: await boardOf(t.id) };
+  for (const t of TASKS)
+    boards[t.id] = { metric: t.metric, higherIsBetter: t.higherIsBetter, runs: await boardOf(t.id) };
   writeFileSync(out, format(boards));
   process.stderr.write(`wrote ${out}\n`);
 }

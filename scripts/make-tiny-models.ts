@@ -25,7 +25,8 @@ export function sceneCorpus(scene: Scene): string[] {
   const out: string[] = [];
   const walk = (node: unknown, key: string): void => {
     if (Array.isArray(node)) {
-      if ((key === 'words' || key === 'templates') && node.every((x) => typeof x === 'string')) out.push(...node.map((t: string) => t.replace(/\{\w+\}/g, ' ')));
+      if ((key === 'words' || key === 'templates') && node.every((x) => typeof x === 'string'))
+        out.push(...node.map((t: string) => t.replace(/\{\w+\}/g, ' ')));
       else node.forEach((x) => walk(x, key));
     } else if (node && typeof node === 'object') for (const [k, v] of Object.entries(node)) walk(v, k);
   };
@@ -39,11 +40,16 @@ export function tabletopStateDim(scene: Scene): number {
   return 6 + 10 * scene.objects.length;
 }
 
-export async function makeTinyModels(outDir: string, scenePath = DEFAULT_SCENE_PATH): Promise<{ policy: string; worldModel: string }> {
+export async function makeTinyModels(
+  outDir: string,
+  scenePath = DEFAULT_SCENE_PATH,
+): Promise<{ policy: string; worldModel: string }> {
   const scene = loadSceneFile(scenePath);
   const spec = tabletopSpec(scene, scene.tasks[0].id, fixedCameras(scene));
   const corpus = sceneCorpus(scene);
-  const longest = Math.max(...scene.tasks.flatMap((t) => t.templates.map((x) => splitWords(x.replace(/\{\w+\}/g, 'w w')).length)));
+  const longest = Math.max(
+    ...scene.tasks.flatMap((t) => t.templates.map((x) => splitWords(x.replace(/\{\w+\}/g, 'w w')).length)),
+  );
   const tokenizer = WordTokenizer.fromCorpus(corpus, { maxLength: Math.max(8, longest) });
   const specHash = specInterfaceHash(spec);
 
@@ -52,16 +58,32 @@ export async function makeTinyModels(outDir: string, scenePath = DEFAULT_SCENE_P
   vlaForwardBuilder(policyConfig)(gp);
   const policy = resolve(outDir, 'tiny-policy.onnx');
   await savePolicy(policy, policyConfig, ParamStore.init(gp.params, SEED), {
-    provenance: { producer: PRODUCER, seed: SEED, steps: 0, notes: `untrained (seeded initialisation) for ${scene.name}; action heads ${policyConfig.actions.map((a) => `${a.name}:${a.n}`).join(' ')}` },
+    provenance: {
+      producer: PRODUCER,
+      seed: SEED,
+      steps: 0,
+      notes: `untrained (seeded initialisation) for ${scene.name}; action heads ${policyConfig.actions.map((a) => `${a.name}:${a.n}`).join(' ')}`,
+    },
     specHash,
   });
 
-  const wmConfig: WorldModelNetConfig = { stateDim: tabletopStateDim(scene), actionDim: spec.action.length, members: 3, hidden: [32, 32], act: 'silu' };
+  const wmConfig: WorldModelNetConfig = {
+    stateDim: tabletopStateDim(scene),
+    actionDim: spec.action.length,
+    members: 3,
+    hidden: [32, 32],
+    act: 'silu',
+  };
   const gw = new Graph();
   worldModelForwardBuilder(wmConfig)(gw);
   const worldModel = resolve(outDir, 'tiny-worldmodel.onnx');
   await saveWorldModel(worldModel, wmConfig, ParamStore.init(gw.params, SEED), {
-    provenance: { producer: PRODUCER, seed: SEED, steps: 0, notes: `untrained, identity normalisers; state = TabletopState flattened (${scene.objects.length} objects), action = one value per action dimension` },
+    provenance: {
+      producer: PRODUCER,
+      seed: SEED,
+      steps: 0,
+      notes: `untrained, identity normalisers; state = TabletopState flattened (${scene.objects.length} objects), action = one value per action dimension`,
+    },
     specHash,
   });
   return { policy, worldModel };

@@ -7,13 +7,58 @@ import { describe, expect, it } from 'vitest';
 const SRC = resolve(import.meta.dirname, '../src');
 const ENGINES = ['physics', 'worldmodel', 'autoresearch'];
 const FORBIDDEN: Record<string, string[]> = {
-  core: ['env', 'scene', 'task', 'physics', 'render', 'nn', 'policy', 'worldmodel', 'autoresearch', 'rollout', 'eval', 'demos', 'trainer', 'experiment', 'protocol', 'server', 'cli', 'store', '@dimforge', 'three', 'onnxruntime-node'],
+  core: [
+    'env',
+    'scene',
+    'task',
+    'physics',
+    'render',
+    'nn',
+    'policy',
+    'worldmodel',
+    'autoresearch',
+    'rollout',
+    'eval',
+    'demos',
+    'trainer',
+    'experiment',
+    'protocol',
+    'server',
+    'cli',
+    'store',
+    '@dimforge',
+    'three',
+    'onnxruntime-node',
+  ],
   env: [...ENGINES, 'trainer', 'experiment', 'cli', '@dimforge', 'onnxruntime-node'],
   scene: ['physics', 'render', 'nn', 'experiment', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
-  task: ['physics', 'render', 'nn', 'policy', 'worldmodel', 'trainer', 'experiment', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
+  task: [
+    'physics',
+    'render',
+    'nn',
+    'policy',
+    'worldmodel',
+    'trainer',
+    'experiment',
+    'cli',
+    '@dimforge',
+    'three',
+    'onnxruntime-node',
+  ],
   physics: ['nn', 'policy', 'worldmodel', 'trainer', 'autoresearch', 'experiment', 'cli'],
   render: ['physics', 'nn', 'experiment', 'cli', '@dimforge', 'onnxruntime-node'],
-  tabletop: [...ENGINES, 'nn', 'policy', 'rollout', 'trainer', 'experiment', 'cli', '@dimforge', 'three', 'onnxruntime-node'],
+  tabletop: [
+    ...ENGINES,
+    'nn',
+    'policy',
+    'rollout',
+    'trainer',
+    'experiment',
+    'cli',
+    '@dimforge',
+    'three',
+    'onnxruntime-node',
+  ],
   nn: ['env', ...ENGINES, 'rollout', 'trainer', 'experiment', 'cli'],
   policy: [...ENGINES, 'trainer', 'experiment', 'cli'],
   worldmodel: ['physics', 'trainer', 'experiment', 'cli', '@dimforge'],
@@ -33,7 +78,19 @@ const FORBIDDEN: Record<string, string[]> = {
 FORBIDDEN.store = [...Object.keys(FORBIDDEN).filter((f) => f !== 'core'), '@dimforge', 'three', 'onnxruntime-node'];
 /** Folders the browser viewer imports: no Node built-ins (files named *-file.ts or node-*.ts are the Node-only exceptions).
  *  nn is browser-safe too except modelfile.ts; the import-closure test below covers what the viewer really runs. */
-const BROWSER_SAFE = ['core', 'scene', 'task', 'render', 'tabletop', 'protocol', 'env', 'physics', 'policy', 'rollout', 'worldmodel'];
+const BROWSER_SAFE = [
+  'core',
+  'scene',
+  'task',
+  'render',
+  'tabletop',
+  'protocol',
+  'env',
+  'physics',
+  'policy',
+  'rollout',
+  'worldmodel',
+];
 /** Browser code whose whole import closure must stay browser-safe (the in-page runner). */
 const BROWSER_ENTRIES = [resolve(import.meta.dirname, '../viewer/src/sim')];
 const NODE_ONLY_PACKAGES = ['onnxruntime-node', 'pngjs', 'commander', 'cli-progress', 'socket.io', 'tsx'];
@@ -47,13 +104,19 @@ function tsFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]);
+  return [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ].map((m) => m[1] ?? m[2]);
 }
 
 /** Imports that exist at run time (type-only imports are erased). */
 function runtimeImportsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:^|\n)\s*(import|export)(\s+type\b)?[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)]
+  return [
+    ...text.matchAll(
+      /(?:^|\n)\s*(import|export)(\s+type\b)?[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g,
+    ),
+  ]
     .filter((m) => !m[2])
     .map((m) => m[3] ?? m[4]);
 }
@@ -61,7 +124,8 @@ function runtimeImportsOf(file: string): string[] {
 /** What `entries` reach through relative imports that a browser cannot load: Node built-ins, Node-only
  *  packages, and '#ort' unless package.json maps it to onnxruntime-web for browsers. */
 function nodeOnlyReach(entries: string[]): string[] {
-  const ortBrowser = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')).imports?.['#ort']?.browser ?? '';
+  const ortBrowser =
+    JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')).imports?.['#ort']?.browser ?? '';
   const stack = entries.flatMap((e) => (statSync(e).isDirectory() ? tsFiles(e) : [e]));
   const seen = new Set<string>();
   const found: string[] = [];
@@ -70,8 +134,15 @@ function nodeOnlyReach(entries: string[]): string[] {
     if (seen.has(file)) continue;
     seen.add(file);
     for (const spec of runtimeImportsOf(file)) {
-      if (spec.startsWith('.')) { stack.push(resolve(dirname(file), spec)); continue; }
-      const bad = spec.startsWith('node:') || builtinModules.includes(spec) || NODE_ONLY_PACKAGES.includes(spec.split('/')[0]) || (spec === '#ort' && !ortBrowser.startsWith('onnxruntime-web'));
+      if (spec.startsWith('.')) {
+        stack.push(resolve(dirname(file), spec));
+        continue;
+      }
+      const bad =
+        spec.startsWith('node:') ||
+        builtinModules.includes(spec) ||
+        NODE_ONLY_PACKAGES.includes(spec.split('/')[0]) ||
+        (spec === '#ort' && !ortBrowser.startsWith('onnxruntime-web'));
       if (bad) found.push(`${relative(resolve(SRC, '..'), file)} imports ${spec}`);
     }
   }
@@ -102,13 +173,19 @@ describe('folder boundaries', () => {
     for (const file of files) {
       const folder = relative(SRC, file).split(/[\\/]/)[0];
       const forbidden = FORBIDDEN[folder];
-      if (!forbidden) { violations.push(`${relative(SRC, file)}: folder src/${folder} is not in the boundary table`); continue; }
+      if (!forbidden) {
+        violations.push(`${relative(SRC, file)}: folder src/${folder} is not in the boundary table`);
+        continue;
+      }
       for (const spec of importsOf(file)) {
         const t = target(file, spec);
-        if (forbidden.includes(t)) violations.push(`src/${relative(SRC, file)} imports ${spec} (${folder} must not import ${t})`);
-        const nodeOnly = spec.startsWith('node:') || ['fs', 'path', 'os', 'child_process', 'worker_threads'].includes(spec);
+        if (forbidden.includes(t))
+          violations.push(`src/${relative(SRC, file)} imports ${spec} (${folder} must not import ${t})`);
+        const nodeOnly =
+          spec.startsWith('node:') || ['fs', 'path', 'os', 'child_process', 'worker_threads'].includes(spec);
         const exempt = /(-file|^node-[^/]*)\.ts$/.test(file.split(/[\\/]/).pop()!);
-        if (nodeOnly && BROWSER_SAFE.includes(folder) && !exempt) violations.push(`src/${relative(SRC, file)} imports ${spec} but src/${folder} must stay browser-safe`);
+        if (nodeOnly && BROWSER_SAFE.includes(folder) && !exempt)
+          violations.push(`src/${relative(SRC, file)} imports ${spec} but src/${folder} must stay browser-safe`);
       }
     }
     expect(violations).toEqual([]);

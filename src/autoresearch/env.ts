@@ -6,7 +6,17 @@
 import { EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
-import type { BatchAction, BatchObs, Branchable, Env, EnvSource, EpisodeStart, ResetInfo, ResetOptions, StepResult } from '../env/types.ts';
+import type {
+  BatchAction,
+  BatchObs,
+  Branchable,
+  Env,
+  EnvSource,
+  EpisodeStart,
+  ResetInfo,
+  ResetOptions,
+  StepResult,
+} from '../env/types.ts';
 import { PROGRAM_SLOTS, VOCAB } from './dsl.ts';
 import { type Outcome, STATUSES, ladder } from './proposal.ts';
 import { META_NAMES, type TaskData, metaFeatures } from './tasks.ts';
@@ -56,7 +66,10 @@ export function researchSpec(task: TaskData): EnvSpec {
  *  gives its expected ladder reward and the members' variance of it). */
 export interface OutcomeSource {
   readonly source: EnvSource;
-  outcomes(task: TaskData, proposals: { tokens: Int32Array; seed: number; state: ResearchState }[]): Promise<{ outcome: Outcome; reward?: number; rewardVar?: number }[]>;
+  outcomes(
+    task: TaskData,
+    proposals: { tokens: Int32Array; seed: number; state: ResearchState }[],
+  ): Promise<{ outcome: Outcome; reward?: number; rewardVar?: number }[]>;
 }
 
 export class AutoResearchEnv implements Env, Branchable {
@@ -65,8 +78,13 @@ export class AutoResearchEnv implements Env, Branchable {
   private seeds: Int32Array;
   private readonly meta: Float32Array;
 
-  constructor(readonly task: TaskData, readonly numEnvs: number, private readonly scorer: OutcomeSource) {
-    if (!Number.isInteger(numEnvs) || numEnvs < 1) throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
+  constructor(
+    readonly task: TaskData,
+    readonly numEnvs: number,
+    private readonly scorer: OutcomeSource,
+  ) {
+    if (!Number.isInteger(numEnvs) || numEnvs < 1)
+      throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
     this.spec = researchSpec(task);
     this.meta = metaFeatures(task);
     this.seeds = new Int32Array(numEnvs).fill(-1);
@@ -75,7 +93,11 @@ export class AutoResearchEnv implements Env, Branchable {
 
   async reset(options: ResetOptions = {}): Promise<{ obs: BatchObs; info: ResetInfo }> {
     const seeds = resolveResetSeeds(this.seeds, options);
-    return this.startFrom(Array.from(seeds, (seed, i) => (options.mask && !options.mask[i] ? null : { seed, turn: 0, best: 0, bestPosition: 0, last: null })));
+    return this.startFrom(
+      Array.from(seeds, (seed, i) =>
+        options.mask && !options.mask[i] ? null : { seed, turn: 0, best: 0, bestPosition: 0, last: null },
+      ),
+    );
   }
 
   /** Rows: researchRow's layout (the turn, the best result so far, the last run and its program). */
@@ -85,11 +107,16 @@ export class AutoResearchEnv implements Env, Branchable {
     return { seed: s.seed, elapsed: s.turn, row: researchRow(s) };
   }
 
-  async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]): Promise<{ obs: BatchObs; info: ResetInfo }> {
-    if (slots.length !== starts.length) throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
+  async resetFrom(
+    slots: readonly number[],
+    starts: readonly EpisodeStart[],
+  ): Promise<{ obs: BatchObs; info: ResetInfo }> {
+    if (slots.length !== starts.length)
+      throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
     const all: (ResearchState | null)[] = new Array(this.numEnvs).fill(null);
     slots.forEach((i, j) => {
-      if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs) throw new RangeError(`resetFrom: slots[${j}] = ${i} is outside [0, ${this.numEnvs})`);
+      if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs)
+        throw new RangeError(`resetFrom: slots[${j}] = ${i} is outside [0, ${this.numEnvs})`);
       all[i] = stateFromRow(this.task, starts[j].seed, starts[j].row);
     });
     return this.startFrom(all);
@@ -99,11 +126,19 @@ export class AutoResearchEnv implements Env, Branchable {
   private startFrom(starts: readonly (ResearchState | null)[]): { obs: BatchObs; info: ResetInfo } {
     starts.forEach((s, i) => {
       if (!s) return;
-      if (!(s.turn >= 0 && s.turn < MAX_TURNS)) throw new RangeError(`resetFrom: starts[${i}].turn must lie in [0, ${MAX_TURNS})`);
+      if (!(s.turn >= 0 && s.turn < MAX_TURNS))
+        throw new RangeError(`resetFrom: starts[${i}].turn must lie in [0, ${MAX_TURNS})`);
       this.states[i] = { ...s };
       this.seeds[i] = s.seed;
     });
-    return { obs: this.observe(), info: { source: this.scorer.source, seeds: this.seeds.slice(), instruction: this.states.map(() => this.task.spec.description) } };
+    return {
+      obs: this.observe(),
+      info: {
+        source: this.scorer.source,
+        seeds: this.seeds.slice(),
+        instruction: this.states.map(() => this.task.spec.description),
+      },
+    };
   }
 
   state(i: number): ResearchState {
@@ -115,9 +150,15 @@ export class AutoResearchEnv implements Env, Branchable {
     const n = this.numEnvs;
     if (this.states.some((s) => s.seed < 0)) throw new Error(`${this.spec.id}: step() before reset()`);
     const live = this.states.flatMap((s, i) => (solved(s) || s.turn >= MAX_TURNS ? [] : [i]));
-    const proposals = live.map((i) => ({ tokens: Int32Array.from(ACTION_NAMES, (name) => (action[name] as Int32Array)[i]), seed: this.states[i].seed, state: this.state(i) }));
+    const proposals = live.map((i) => ({
+      tokens: Int32Array.from(ACTION_NAMES, (name) => (action[name] as Int32Array)[i]),
+      seed: this.states[i].seed,
+      state: this.state(i),
+    }));
     const scored = await this.scorer.outcomes(this.task, proposals);
-    const reward = new Float64Array(n), rewardVar = new Float64Array(n), position = new Float64Array(n);
+    const reward = new Float64Array(n),
+      rewardVar = new Float64Array(n),
+      position = new Float64Array(n);
     let learned = false;
     live.forEach((i, k) => {
       const { outcome, reward: expected, rewardVar: v } = scored[k];
@@ -125,21 +166,40 @@ export class AutoResearchEnv implements Env, Branchable {
       const r = expected ?? ladder(outcome.status, outcome.position);
       reward[i] = r;
       position[i] = outcome.position ?? 0;
-      if (v !== undefined) { rewardVar[i] = v; learned = true; }
-      const better = outcome.position !== undefined && (s.bestTestPosition === undefined || outcome.position > s.bestPosition);
+      if (v !== undefined) {
+        rewardVar[i] = v;
+        learned = true;
+      }
+      const better =
+        outcome.position !== undefined && (s.bestTestPosition === undefined || outcome.position > s.bestPosition);
       this.states[i] = {
-        seed: s.seed, turn: s.turn + 1, best: Math.max(s.best, r), bestPosition: Math.max(s.bestPosition, outcome.position ?? 0), last: outcome, lastTokens: proposals[k].tokens,
+        seed: s.seed,
+        turn: s.turn + 1,
+        best: Math.max(s.best, r),
+        bestPosition: Math.max(s.bestPosition, outcome.position ?? 0),
+        last: outcome,
+        lastTokens: proposals[k].tokens,
         bestTestPosition: better ? outcome.testPosition : s.bestTestPosition,
       };
     });
-    const terminated = new Uint8Array(n), truncated = new Uint8Array(n), success = new Uint8Array(n), progress = new Float64Array(n);
+    const terminated = new Uint8Array(n),
+      truncated = new Uint8Array(n),
+      success = new Uint8Array(n),
+      progress = new Float64Array(n);
     this.states.forEach((s, i) => {
       progress[i] = s.best;
       success[i] = s.bestPosition >= SUCCESS_POSITION ? 1 : 0;
       terminated[i] = solved(s) ? 1 : 0;
       truncated[i] = !terminated[i] && s.turn >= MAX_TURNS ? 1 : 0;
     });
-    return { obs: this.observe(), reward, ...(learned ? { rewardVar } : {}), terminated, truncated, info: { source: this.scorer.source, success, progress, terms: { ladder: reward, position } } };
+    return {
+      obs: this.observe(),
+      reward,
+      ...(learned ? { rewardVar } : {}),
+      terminated,
+      truncated,
+      info: { source: this.scorer.source, success, progress, terms: { ladder: reward, position } },
+    };
   }
 
   close(): void {}
@@ -148,8 +208,17 @@ export class AutoResearchEnv implements Env, Branchable {
     const width = META_NAMES.length + RECORD_NAMES.length;
     const meta = new Float32Array(this.numEnvs * width);
     const text = this.states.map((s, i) => {
-      meta.set(this.meta.map((x) => Math.max(-20, Math.min(20, x))), i * width);
-      const rec = [s.turn / MAX_TURNS, s.best, s.last ? ladder(s.last.status, s.last.position) : 0, s.last?.position ?? 0, ...STATUSES.map((st) => (s.last?.status === st ? 1 : 0))];
+      meta.set(
+        this.meta.map((x) => Math.max(-20, Math.min(20, x))),
+        i * width,
+      );
+      const rec = [
+        s.turn / MAX_TURNS,
+        s.best,
+        s.last ? ladder(s.last.status, s.last.position) : 0,
+        s.last?.position ?? 0,
+        ...STATUSES.map((st) => (s.last?.status === st ? 1 : 0)),
+      ];
       meta.set(rec, i * width + META_NAMES.length);
       const feedback = s.last ? ` last: ${s.last.feedback}` : '';
       return `${this.task.spec.description}${feedback}`.slice(0, TEXT_MAX);

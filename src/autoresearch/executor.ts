@@ -18,7 +18,15 @@ import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { formatZodError } from '../core/spec.ts';
 import { bundleScript, NODE_MODULES, SCRIPT_EXTENSIONS } from './sandbox-build.ts';
-import { childCommand, classify, NODE_BOOT_MB, probeContainment, runChild, type Containment, type ExecOutcome } from './sandbox-process.ts';
+import {
+  childCommand,
+  classify,
+  NODE_BOOT_MB,
+  probeContainment,
+  runChild,
+  type Containment,
+  type ExecOutcome,
+} from './sandbox-process.ts';
 
 export type { ExecOutcome } from './sandbox-process.ts';
 
@@ -26,23 +34,62 @@ export type { ExecOutcome } from './sandbox-process.ts';
 const FlagPath = z
   .string()
   .refine((p) => isAbsolute(p), 'must be an absolute path')
-  .refine((p) => !/[,*\n]/.test(p), "must not contain ',', '*' or a newline (Node's --allow-fs-* flags would split or expand it)");
+  .refine(
+    (p) => !/[,*\n]/.test(p),
+    "must not contain ',', '*' or a newline (Node's --allow-fs-* flags would split or expand it)",
+  );
 
 export const ExecLimitsSchema = z.object({
-  wallMs: z.number().int().min(100).max(3_600_000).describe('wall-clock limit of the child, ms; the process group is SIGKILLed when it runs out'),
-  memoryMb: z.number().int().min(1024).max(1 << 20).describe(`address-space cap of the child, MiB (prlimit --as; Node needs ~${NODE_BOOT_MB} to boot); the JS heap cap is heapMbFor(memoryMb)`),
-  outputBytes: z.number().int().min(1024).max(1 << 30).describe('bytes the child may write to stdout and stderr together; past it the child is killed'),
-  cpuS: z.number().int().min(1).max(3600).optional().describe('CPU-time limit of the child, s (prlimit --cpu; outcome timeout): unlike wallMs, load on the machine hardly moves where a busy child hits it'),
+  wallMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .describe('wall-clock limit of the child, ms; the process group is SIGKILLed when it runs out'),
+  memoryMb: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1 << 20)
+    .describe(
+      `address-space cap of the child, MiB (prlimit --as; Node needs ~${NODE_BOOT_MB} to boot); the JS heap cap is heapMbFor(memoryMb)`,
+    ),
+  outputBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1 << 30)
+    .describe('bytes the child may write to stdout and stderr together; past it the child is killed'),
+  cpuS: z
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .optional()
+    .describe(
+      'CPU-time limit of the child, s (prlimit --cpu; outcome timeout): unlike wallMs, load on the machine hardly moves where a busy child hits it',
+    ),
 });
 export type ExecLimits = z.infer<typeof ExecLimitsSchema>;
 export const DEFAULT_LIMITS: ExecLimits = Object.freeze({ wallMs: 20_000, memoryMb: 1536, outputBytes: 64 * 1024 });
 
-export const ExecJobSchema = z.object({
-  script: FlagPath.refine((p) => SCRIPT_EXTENSIONS.some((e) => p.endsWith(e)), `must end in ${SCRIPT_EXTENSIONS.join(', ')}`).describe('absolute path of the trusted child script'),
-  input: z.unknown().refine((v) => v !== undefined && safeJson(v) !== undefined, 'must be JSON-serializable (not undefined, no BigInt, no cycles)').describe("the child's input, written as JSON to $WMRL_INPUT"),
-  limits: ExecLimitsSchema.partial().strict().optional().describe('overrides of DEFAULT_LIMITS'),
-  readPaths: z.array(FlagPath).optional().describe('extra files or folders the child may read (read-only)'),
-}).strict();
+export const ExecJobSchema = z
+  .object({
+    script: FlagPath.refine(
+      (p) => SCRIPT_EXTENSIONS.some((e) => p.endsWith(e)),
+      `must end in ${SCRIPT_EXTENSIONS.join(', ')}`,
+    ).describe('absolute path of the trusted child script'),
+    input: z
+      .unknown()
+      .refine(
+        (v) => v !== undefined && safeJson(v) !== undefined,
+        'must be JSON-serializable (not undefined, no BigInt, no cycles)',
+      )
+      .describe("the child's input, written as JSON to $WMRL_INPUT"),
+    limits: ExecLimitsSchema.partial().strict().optional().describe('overrides of DEFAULT_LIMITS'),
+    readPaths: z.array(FlagPath).optional().describe('extra files or folders the child may read (read-only)'),
+  })
+  .strict();
 export type ExecJob = z.input<typeof ExecJobSchema>;
 
 export interface ExecReport {
@@ -72,10 +119,20 @@ export interface ExecReport {
   limits: ExecLimits;
 }
 
-const ExecutorOptionsSchema = z.object({
-  concurrency: z.number().int().min(1).max(256).optional().describe('children alive at once (default 2); more jobs wait, first come first served'),
-  scratchRoot: FlagPath.optional().describe('folder under which each run gets its own scratch folder (default $TMPDIR/wmrl-exec)'),
-}).strict();
+const ExecutorOptionsSchema = z
+  .object({
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe('children alive at once (default 2); more jobs wait, first come first served'),
+    scratchRoot: FlagPath.optional().describe(
+      'folder under which each run gets its own scratch folder (default $TMPDIR/wmrl-exec)',
+    ),
+  })
+  .strict();
 export type ExecutorOptions = z.input<typeof ExecutorOptionsSchema>;
 
 function safeJson(v: unknown): string | undefined {
@@ -175,7 +232,8 @@ export class Executor {
 
   private release(): void {
     const next = this.waiting.shift();
-    if (next) next(); // the slot passes straight to the next job
+    if (next)
+      next(); // the slot passes straight to the next job
     else this.active--;
   }
 
@@ -195,7 +253,14 @@ export class Executor {
         memoryMb: limits.memoryMb,
         cpuS: limits.cpuS,
       });
-      const env = { WMRL_SCRATCH: scratch, WMRL_INPUT: inputFile, HOME: scratch, TMPDIR: scratch, TZ: 'UTC', LANG: 'C' };
+      const env = {
+        WMRL_SCRATCH: scratch,
+        WMRL_INPUT: inputFile,
+        HOME: scratch,
+        TMPDIR: scratch,
+        TZ: 'UTC',
+        LANG: 'C',
+      };
       const tSpawn = performance.now();
       const exit = await runChild(cmd, { cwd: scratch, env, wallMs: limits.wallMs, outputBytes: limits.outputBytes });
       const tClose = tSpawn + exit.wallMs;

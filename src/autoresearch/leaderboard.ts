@@ -5,13 +5,26 @@ import { z } from 'zod';
 import { type Program, ProgramSchema } from './dsl.ts';
 import raw from './leaderboards.json' with { type: 'json' };
 
-export const ReferenceRunSchema = z.object({ program: ProgramSchema, validation: z.number(), test: z.number() }).strict();
-export const LeaderboardsSchema = z.object({
-  version: z.literal(1),
-  /** The runner seed of every reference run. */
-  seed: z.number().int(),
-  tasks: z.record(z.string(), z.object({ metric: z.enum(['accuracy', 'macro-f1', 'rmse']), higherIsBetter: z.boolean(), runs: z.array(ReferenceRunSchema).min(1) }).strict()),
-}).strict();
+export const ReferenceRunSchema = z
+  .object({ program: ProgramSchema, validation: z.number(), test: z.number() })
+  .strict();
+export const LeaderboardsSchema = z
+  .object({
+    version: z.literal(1),
+    /** The runner seed of every reference run. */
+    seed: z.number().int(),
+    tasks: z.record(
+      z.string(),
+      z
+        .object({
+          metric: z.enum(['accuracy', 'macro-f1', 'rmse']),
+          higherIsBetter: z.boolean(),
+          runs: z.array(ReferenceRunSchema).min(1),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
 export type Leaderboards = z.output<typeof LeaderboardsSchema>;
 
 export interface ReferenceRun {
@@ -54,4 +67,3 @@ export function leaderboardPosition(taskId: string, score: number, split: 'valid
 export function referenceRuns(taskId: string): ReferenceRun[] {
   return board(taskId).runs.map((r) => ({ ...r, position: leaderboardPosition(taskId, r.validation, 'validation') }));
 }
-

@@ -15,7 +15,15 @@ import { fitPredictMlp } from './mlp.ts';
 import type { TaskKind } from './tasks.ts';
 
 /** Values used where a program names no value for a hyperparameter its family takes. */
-export const LEARNER_DEFAULTS: Record<ParamKey, number> = { depth: 8, trees: 50, k: 5, hidden: 64, layers: 2, epochs: 100, lr: 0.01 };
+export const LEARNER_DEFAULTS: Record<ParamKey, number> = {
+  depth: 8,
+  trees: 50,
+  k: 5,
+  hidden: 64,
+  layers: 2,
+  epochs: 100,
+  lr: 0.01,
+};
 
 export interface LearnerInput {
   kind: TaskKind;
@@ -46,7 +54,9 @@ function compact(y: readonly number[]): { y: number[]; back: (k: number) => numb
   return { y: y.map((c) => index.get(c)!), back: (k) => present[k] ?? present[0], count: present.length };
 }
 
-function classifier(train: (x: number[][], y: number[], count: number, d: LearnerInput, p: Resolved) => (x: number[][]) => number[]): Adapter {
+function classifier(
+  train: (x: number[][], y: number[], count: number, d: LearnerInput, p: Resolved) => (x: number[][]) => number[],
+): Adapter {
   return (d, p) => {
     const c = compact(d.y);
     const predict = train(d.x, c.y, c.count, d, p);
@@ -55,8 +65,15 @@ function classifier(train: (x: number[][], y: number[], count: number, d: Learne
 }
 
 const tree: Adapter = (d, p) => {
-  const m = d.kind === 'classification' ? new DecisionTreeClassifier({ maxDepth: p.depth }) : new DecisionTreeRegression({ maxDepth: p.depth });
-  if (d.kind === 'classification') return classifier((x, y) => { m.train(x, y); return (e) => m.predict(e); })(d, p);
+  const m =
+    d.kind === 'classification'
+      ? new DecisionTreeClassifier({ maxDepth: p.depth })
+      : new DecisionTreeRegression({ maxDepth: p.depth });
+  if (d.kind === 'classification')
+    return classifier((x, y) => {
+      m.train(x, y);
+      return (e) => m.predict(e);
+    })(d, p);
   m.train(d.x, d.y);
   return d.evals.map((e) => m.predict(e));
 };
@@ -64,12 +81,24 @@ const tree: Adapter = (d, p) => {
 /** Features per tree: without replacement, about 70% of them (the library samples once per tree, not per split). */
 function forestOptions(d: LearnerInput, p: Resolved): ConstructorParameters<typeof RandomForestRegression>[0] {
   const cols = d.x[0].length;
-  return { nEstimators: p.trees, maxFeatures: Math.max(1, Math.ceil(0.7 * cols)), replacement: false, seed: d.seed | 0, useSampleBagging: true, noOOB: true, treeOptions: { maxDepth: p.depth } };
+  return {
+    nEstimators: p.trees,
+    maxFeatures: Math.max(1, Math.ceil(0.7 * cols)),
+    replacement: false,
+    seed: d.seed | 0,
+    useSampleBagging: true,
+    noOOB: true,
+    treeOptions: { maxDepth: p.depth },
+  };
 }
 
 const forest: Adapter = (d, p) => {
   if (d.kind === 'classification') {
-    return classifier((x, y) => { const m = new RandomForestClassifier(forestOptions(d, p)); m.train(x, y); return (e) => m.predict(e); })(d, p);
+    return classifier((x, y) => {
+      const m = new RandomForestClassifier(forestOptions(d, p));
+      m.train(x, y);
+      return (e) => m.predict(e);
+    })(d, p);
   }
   const m = new RandomForestRegression(forestOptions(d, p));
   m.train(d.x, d.y);
@@ -78,12 +107,18 @@ const forest: Adapter = (d, p) => {
 
 /** ml-knn votes; for regression the same k-d tree's neighbours are averaged. */
 const knn: Adapter = (d, p) => {
-  if (d.kind === 'classification') return classifier((x, y) => { const m = new KNN(x, y, { k: p.k }); return (e) => m.predict(e); })(d, p);
+  if (d.kind === 'classification')
+    return classifier((x, y) => {
+      const m = new KNN(x, y, { k: p.k });
+      return (e) => m.predict(e);
+    })(d, p);
   const m = new KNN(d.x, d.y, { k: p.k });
-  return d.evals.map((e) => e.map((row) => {
-    const near = m.kdTree.nearest(row, p.k);
-    return near.reduce((s, [pt]) => s + pt[pt.length - 1], 0) / near.length;
-  }));
+  return d.evals.map((e) =>
+    e.map((row) => {
+      const near = m.kdTree.nearest(row, p.k);
+      return near.reduce((s, [pt]) => s + pt[pt.length - 1], 0) / near.length;
+    }),
+  );
 };
 
 /** ml-naivebayes fits the class means and deviations; prediction is redone here in log space with
@@ -99,16 +134,21 @@ const bayes: Adapter = classifier((x, y) => {
     mean: m.means[c],
     vars: (cp.slice(1) as [number, number][]).map(([, c2]) => -c2 / 2 + eps),
   }));
-  return (e) => e.map((row) => {
-    let best = 0;
-    let bestScore = -Infinity;
-    classes.forEach((k, c) => {
-      let s = k.prior;
-      for (let j = 0; j < cols; j++) s -= 0.5 * (Math.log(2 * Math.PI * k.vars[j]) + (row[j] - k.mean[j]) ** 2 / k.vars[j]);
-      if (s > bestScore) { bestScore = s; best = c; }
+  return (e) =>
+    e.map((row) => {
+      let best = 0;
+      let bestScore = -Infinity;
+      classes.forEach((k, c) => {
+        let s = k.prior;
+        for (let j = 0; j < cols; j++)
+          s -= 0.5 * (Math.log(2 * Math.PI * k.vars[j]) + (row[j] - k.mean[j]) ** 2 / k.vars[j]);
+        if (s > bestScore) {
+          bestScore = s;
+          best = c;
+        }
+      });
+      return best;
     });
-    return best;
-  });
 });
 
 function variance(xs: readonly number[]): number {
@@ -125,11 +165,23 @@ const logistic: Adapter = classifier((x, y, _count, _d, p) => {
 });
 
 const linear: Adapter = (d) => {
-  const m = new MultivariateLinearRegression(d.x, d.y.map((v) => [v]), { statistics: false });
+  const m = new MultivariateLinearRegression(
+    d.x,
+    d.y.map((v) => [v]),
+    { statistics: false },
+  );
   return d.evals.map((e) => m.predict(e).map((r) => r[0]));
 };
 
-const mlpAdapter: Adapter = (d, p) => fitPredictMlp(d.x, d.y, d.evals, { hidden: p.hidden, layers: p.layers, epochs: p.epochs, lr: p.lr, classes: d.classes, seed: d.seed });
+const mlpAdapter: Adapter = (d, p) =>
+  fitPredictMlp(d.x, d.y, d.evals, {
+    hidden: p.hidden,
+    layers: p.layers,
+    epochs: p.epochs,
+    lr: p.lr,
+    classes: d.classes,
+    seed: d.seed,
+  });
 
 const ADAPTERS: Record<Family, Adapter> = { mlp: mlpAdapter, tree, forest, knn, bayes, logistic, linear };
 

@@ -48,7 +48,12 @@ function rowsTensor(x: readonly number[][], rows: readonly number[], dim: number
 }
 
 /** Trains on (x, y) and returns the predictions (class index or value) for each set in `evals`. */
-export async function fitPredictMlp(x: number[][], y: number[], evals: number[][][], c: MlpConfig): Promise<number[][]> {
+export async function fitPredictMlp(
+  x: number[][],
+  y: number[],
+  evals: number[][][],
+  c: MlpConfig,
+): Promise<number[][]> {
   const dim = x[0].length;
   const batch = Math.min(MLP_BATCH, x.length);
   const g = new Graph();
@@ -56,10 +61,22 @@ export async function fitPredictMlp(x: number[][], y: number[], evals: number[][
   const params = ParamStore.init(g.params, c.seed);
   const mean = c.classes ? 0 : y.reduce((a, b) => a + b, 0) / y.length;
   const std = c.classes ? 1 : Math.sqrt(y.reduce((s, v) => s + (v - mean) ** 2, 0) / y.length) || 1;
-  const target = (rows: number[]): ReturnType<typeof tensor> => c.classes
-    ? tensor('int32', Int32Array.from(rows, (r) => y[r]), [rows.length])
-    : tensor('float32', Float32Array.from(rows, (r) => (y[r] - mean) / std), [rows.length, 1]);
-  const session = await TrainSession.create(lossBuilder(batch, dim, c), params, { optimizer: { maxGradNorm: 10 }, threads: 1 });
+  const target = (rows: number[]): ReturnType<typeof tensor> =>
+    c.classes
+      ? tensor(
+          'int32',
+          Int32Array.from(rows, (r) => y[r]),
+          [rows.length],
+        )
+      : tensor(
+          'float32',
+          Float32Array.from(rows, (r) => (y[r] - mean) / std),
+          [rows.length, 1],
+        );
+  const session = await TrainSession.create(lossBuilder(batch, dim, c), params, {
+    optimizer: { maxGradNorm: 10 },
+    threads: 1,
+  });
   let trained: ParamStore;
   try {
     for (let epoch = 0; epoch < c.epochs; epoch++) {
@@ -77,7 +94,17 @@ export async function fitPredictMlp(x: number[][], y: number[], evals: number[][
   try {
     const preds: number[][] = [];
     for (const e of evals) {
-      const out = floatData((await fwd.run({ x: rowsTensor(e, e.map((_, i) => i), dim) })).out);
+      const out = floatData(
+        (
+          await fwd.run({
+            x: rowsTensor(
+              e,
+              e.map((_, i) => i),
+              dim,
+            ),
+          })
+        ).out,
+      );
       preds.push(c.classes ? argmaxRows(out, c.classes) : Array.from(out, (v) => v * std + mean));
     }
     return preds;

@@ -15,7 +15,10 @@ export function researchBranching() {
 }
 
 /** The executed runs of an anchor episode: turn t's program and the outcome its next row records. */
-export function episodeRuns(task: TaskData, e: { length: number; states: ArrayLike<number>; actions: ArrayLike<number> }): ExecutedRun[] {
+export function episodeRuns(
+  task: TaskData,
+  e: { length: number; states: ArrayLike<number>; actions: ArrayLike<number> },
+): ExecutedRun[] {
   const runs: ExecutedRun[] = [];
   for (let t = 0; t < e.length; t++) {
     const tokens = Int32Array.from({ length: PROGRAM_SLOTS }, (_, k) => e.actions[t * PROGRAM_SLOTS + k]);
@@ -34,14 +37,28 @@ export class OnlineOutcomeModel {
   readonly model: OutcomeModel;
   private readonly base: number;
 
-  constructor(private readonly tasks: readonly TaskData[], seed = 0) {
+  constructor(
+    private readonly tasks: readonly TaskData[],
+    seed = 0,
+  ) {
     this.model = new OutcomeModel(seed);
-    this.model.add(tasks.flatMap((task) => referenceRuns(task.spec.id).map((r) => ({ task, program: r.program, status: 'valid' as const, position: r.position }))));
+    this.model.add(
+      tasks.flatMap((task) =>
+        referenceRuns(task.spec.id).map((r) => ({
+          task,
+          program: r.program,
+          status: 'valid' as const,
+          position: r.position,
+        })),
+      ),
+    );
     this.base = this.model.size;
     this.model.fit();
   }
 
-  addEpisodes(episodes: readonly { taskId: string; length: number; states: ArrayLike<number>; actions: ArrayLike<number> }[]): number {
+  addEpisodes(
+    episodes: readonly { taskId: string; length: number; states: ArrayLike<number>; actions: ArrayLike<number> }[],
+  ): number {
     const before = this.model.size;
     for (const e of episodes) {
       const task = this.tasks.find((t) => `autoresearch/${t.spec.id}` === e.taskId);
@@ -60,14 +77,20 @@ export class OnlineOutcomeModel {
   exportFit(): { rows: number; width: number; x: Float32Array; y: Float32Array } {
     const rows = this.model.fitted;
     return {
-      rows: rows.length, width: rows[0]?.x.length ?? 0,
-      x: Float32Array.from(rows.flatMap((r) => r.x)), y: Float32Array.from(rows.flatMap((r) => [STATUSES.indexOf(r.status), r.position])),
+      rows: rows.length,
+      width: rows[0]?.x.length ?? 0,
+      x: Float32Array.from(rows.flatMap((r) => r.x)),
+      y: Float32Array.from(rows.flatMap((r) => [STATUSES.indexOf(r.status), r.position])),
     };
   }
 
   restoreFit(f: { rows: number; width: number; x: ArrayLike<number>; y: ArrayLike<number> }): void {
-    this.model.fitRows(Array.from({ length: f.rows }, (_, k) => ({
-      x: Array.from({ length: f.width }, (_, j) => f.x[k * f.width + j]), status: STATUSES[f.y[2 * k]], position: f.y[2 * k + 1],
-    })));
+    this.model.fitRows(
+      Array.from({ length: f.rows }, (_, k) => ({
+        x: Array.from({ length: f.width }, (_, j) => f.x[k * f.width + j]),
+        status: STATUSES[f.y[2 * k]],
+        position: f.y[2 * k + 1],
+      })),
+    );
   }
 }

@@ -5,7 +5,17 @@
 // the ensemble members, whose spread gives rewardVar. Refitting is from scratch and seeded, so a model
 // is a function of the runs it has seen (exact resume replays them).
 import { RandomForestRegression } from 'ml-random-forest';
-import { FAMILIES, OPTIONS, PARAM_VALUES, checkProgram, parseTokens, programText, type OptionKey, type ParamKey, type Program } from './dsl.ts';
+import {
+  FAMILIES,
+  OPTIONS,
+  PARAM_VALUES,
+  checkProgram,
+  parseTokens,
+  programText,
+  type OptionKey,
+  type ParamKey,
+  type Program,
+} from './dsl.ts';
 import type { OutcomeSource, ResearchState } from './env.ts';
 import { type Outcome, type Status, ladder } from './proposal.ts';
 import { type TaskData, metaFeatures } from './tasks.ts';
@@ -31,12 +41,21 @@ export interface FitRow {
 export function runFeatures(task: TaskData, p: Program): number[] {
   const row: number[] = FAMILIES.map((f) => (p.model === f ? 1 : 0));
   for (const key of Object.keys(OPTIONS) as OptionKey[]) for (const v of OPTIONS[key]) row.push(p[key] === v ? 1 : 0);
-  for (const key of Object.keys(PARAM_VALUES) as ParamKey[]) row.push(p.params[key] === undefined ? -1 : Math.log10(p.params[key]!));
+  for (const key of Object.keys(PARAM_VALUES) as ParamKey[])
+    row.push(p.params[key] === undefined ? -1 : Math.log10(p.params[key]!));
   return [...row, ...metaFeatures(task)].map(Math.fround); // float32, as a checkpoint keeps them
 }
 
 const fitForest = (x: number[][], y: number[], seed: number) => {
-  const rf = new RandomForestRegression({ nEstimators: TREES, seed, maxFeatures: 0.8, replacement: true, useSampleBagging: true, noOOB: true, treeOptions: { maxDepth: 8, minNumSamples: 2 } });
+  const rf = new RandomForestRegression({
+    nEstimators: TREES,
+    seed,
+    maxFeatures: 0.8,
+    replacement: true,
+    useSampleBagging: true,
+    noOOB: true,
+    treeOptions: { maxDepth: 8, minNumSamples: 2 },
+  });
   rf.train(x, y);
   return rf;
 };
@@ -55,14 +74,20 @@ function fitHead(x: number[][], y: number[], seed: number, empty: number): Head 
 /** Per-tree predictions [rows][TREES]. */
 function perTree(h: Head, x: number[][]): number[][] {
   if (!h.forest || x.length === 0) return x.map(() => new Array(TREES).fill(h.mean));
-  const m = (h.forest as unknown as { predictionValues(x: number[][]): { getRow(i: number): number[] } }).predictionValues(x); // untyped in the package
+  const m = (
+    h.forest as unknown as { predictionValues(x: number[][]): { getRow(i: number): number[] } }
+  ).predictionValues(x); // untyped in the package
   return x.map((_, i) => m.getRow(i));
 }
 
 export class OutcomeModel {
   private runs: ExecutedRun[] = [];
   /** P(valid), P(no result) and the validation position of valid runs. */
-  private heads: { valid: Head; noResult: Head; position: Head } = { valid: { forest: null, mean: 1 }, noResult: { forest: null, mean: 0 }, position: { forest: null, mean: 0.5 } };
+  private heads: { valid: Head; noResult: Head; position: Head } = {
+    valid: { forest: null, mean: 1 },
+    noResult: { forest: null, mean: 0 },
+    position: { forest: null, mean: 0.5 },
+  };
   /** The rows of the current fit (a checkpoint keeps them; fitRows(fitted) rebuilds this exact model). */
   fitted: FitRow[] = [];
 
@@ -79,7 +104,13 @@ export class OutcomeModel {
 
   /** Refits on every run seen so far. */
   fit(): void {
-    this.fitRows(this.runs.map((r) => ({ x: runFeatures(r.task, r.program), status: r.status, position: Math.fround(r.position ?? 0) })));
+    this.fitRows(
+      this.runs.map((r) => ({
+        x: runFeatures(r.task, r.program),
+        status: r.status,
+        position: Math.fround(r.position ?? 0),
+      })),
+    );
   }
 
   fitRows(rows: readonly FitRow[]): void {
@@ -87,9 +118,24 @@ export class OutcomeModel {
     const seeded = (k: number) => (this.seed * 7919 + rows.length * 31 + k) >>> 0;
     const scored = rows.filter((r) => r.status === 'valid');
     this.heads = {
-      valid: fitHead(x, rows.map((r) => (r.status === 'valid' ? 1 : 0)), seeded(1), 1),
-      noResult: fitHead(x, rows.map((r) => (r.status === 'no_result' ? 1 : 0)), seeded(2), 0),
-      position: fitHead(scored.map((r) => r.x), scored.map((r) => r.position), seeded(3), 0.5),
+      valid: fitHead(
+        x,
+        rows.map((r) => (r.status === 'valid' ? 1 : 0)),
+        seeded(1),
+        1,
+      ),
+      noResult: fitHead(
+        x,
+        rows.map((r) => (r.status === 'no_result' ? 1 : 0)),
+        seeded(2),
+        0,
+      ),
+      position: fitHead(
+        scored.map((r) => r.x),
+        scored.map((r) => r.position),
+        seeded(3),
+        0.5,
+      ),
     };
     this.fitted = rows.slice();
   }
@@ -107,34 +153,62 @@ export class OutcomeModel {
       return null;
     });
     const x = runnable.map((r) => runFeatures(task, r.program));
-    const [pv, pn, pos] = [perTree(this.heads.valid, x), perTree(this.heads.noResult, x), perTree(this.heads.position, x)];
+    const [pv, pn, pos] = [
+      perTree(this.heads.valid, x),
+      perTree(this.heads.noResult, x),
+      perTree(this.heads.position, x),
+    ];
     runnable.forEach(({ k }, j) => {
       const members = pv[j].map((_, m) => {
-        const v = clamp01(pv[j][m]), nr = Math.min(clamp01(pn[j][m]), 1 - v), p = clamp01(pos[j][m]);
-        return { v, nr, pos: p, r: (1 - v - nr) * ladder('runtime_error') + nr * ladder('no_result') + v * ladder('valid', p) };
+        const v = clamp01(pv[j][m]),
+          nr = Math.min(clamp01(pn[j][m]), 1 - v),
+          p = clamp01(pos[j][m]);
+        return {
+          v,
+          nr,
+          pos: p,
+          r: (1 - v - nr) * ladder('runtime_error') + nr * ladder('no_result') + v * ladder('valid', p),
+        };
       });
-      const mean = (f: (m: (typeof members)[number]) => number) => members.reduce((s, m) => s + f(m), 0) / members.length;
+      const mean = (f: (m: (typeof members)[number]) => number) =>
+        members.reduce((s, m) => s + f(m), 0) / members.length;
       const reward = mean((m) => m.r);
       const rewardVar = mean((m) => (m.r - reward) ** 2);
-      const v = mean((m) => m.v), nr = mean((m) => m.nr), position = mean((m) => m.pos);
+      const v = mean((m) => m.v),
+        nr = mean((m) => m.nr),
+        position = mean((m) => m.pos);
       const status: Status = v >= nr && v >= 1 - v - nr ? 'valid' : nr >= 1 - v - nr ? 'no_result' : 'runtime_error';
       const text = programText(tokens[k]);
-      const feedback = status === 'valid' ? `${text} -> valid (predicted), beats ${Math.round(100 * position)}% of the leaderboard` : `${text} -> ${status.replace('_', ' ')} (predicted)`;
-      out[k] = { outcome: { status, position: status === 'valid' ? position : undefined, feedback, wallMs: 0 }, reward, rewardVar };
+      const feedback =
+        status === 'valid'
+          ? `${text} -> valid (predicted), beats ${Math.round(100 * position)}% of the leaderboard`
+          : `${text} -> ${status.replace('_', ' ')} (predicted)`;
+      out[k] = {
+        outcome: { status, position: status === 'valid' ? position : undefined, feedback, wallMs: 0 },
+        reward,
+        rewardVar,
+      };
     });
     return out as { outcome: Outcome; reward: number; rewardVar: number }[];
   }
 }
 
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
-const exact = (status: Status, feedback: string) => ({ outcome: { status, feedback, wallMs: 0 }, reward: ladder(status), rewardVar: 0 });
+const exact = (status: Status, feedback: string) => ({
+  outcome: { status, feedback, wallMs: 0 },
+  reward: ladder(status),
+  rewardVar: 0,
+});
 
 /** The model as the env's outcome source (a "world-model" engine on the same contract). */
 export function modelSource(model: OutcomeModel): OutcomeSource {
   return {
     source: 'world-model',
     async outcomes(task: TaskData, proposals: { tokens: Int32Array; seed: number; state: ResearchState }[]) {
-      return model.predict(task, proposals.map((p) => p.tokens));
+      return model.predict(
+        task,
+        proposals.map((p) => p.tokens),
+      );
     },
   };
 }

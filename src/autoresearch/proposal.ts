@@ -40,28 +40,67 @@ const wallBackstopMs = (cpuS: number) => 3_000 * cpuS + 10_000;
 const RUN_CHILD = fileURLToPath(new URL('./run-child.ts', import.meta.url));
 const ChildResultSchema = z.object({ validation: z.number(), test: z.number(), trainMs: z.number() });
 
-export function feedbackLine(text: string, o: Pick<Outcome, 'status' | 'validation' | 'position'>, metric: string, reason = ''): string {
-  if (o.status === 'valid') return `${text} -> valid, validation ${metric} ${o.validation!.toFixed(3)}, beats ${Math.round(100 * o.position!)}% of the leaderboard`;
+export function feedbackLine(
+  text: string,
+  o: Pick<Outcome, 'status' | 'validation' | 'position'>,
+  metric: string,
+  reason = '',
+): string {
+  if (o.status === 'valid')
+    return `${text} -> valid, validation ${metric} ${o.validation!.toFixed(3)}, beats ${Math.round(100 * o.position!)}% of the leaderboard`;
   return `${text} -> ${o.status.replace('_', ' ')}${reason ? `: ${reason}` : ''}`;
 }
 
-export async function runProposal(executor: Executor, task: TaskData, tokens: ArrayLike<number>, seed: number, limits: Partial<ExecLimits> = {}): Promise<Outcome> {
+export async function runProposal(
+  executor: Executor,
+  task: TaskData,
+  tokens: ArrayLike<number>,
+  seed: number,
+  limits: Partial<ExecLimits> = {},
+): Promise<Outcome> {
   const text = programText(tokens);
-  const done = (status: Status, reason: string, wallMs = 0, extra: Partial<Outcome> = {}): Outcome => ({ status, ...extra, feedback: feedbackLine(text, { status, ...extra }, task.spec.metric, reason), wallMs });
+  const done = (status: Status, reason: string, wallMs = 0, extra: Partial<Outcome> = {}): Outcome => ({
+    status,
+    ...extra,
+    feedback: feedbackLine(text, { status, ...extra }, task.spec.metric, reason),
+    wallMs,
+  });
   const parsed = parseTokens(tokens);
   if (!parsed.ok) return done('malformed', parsed.error);
   const why = checkProgram(parsed.program, { kind: task.kind, trainRows: task.trainRows });
   if (why) return done('invalid', why);
-  const report = await executor.run({ script: RUN_CHILD, input: { task: task.spec.id, program: parsed.program, seed }, limits: { cpuS: BUDGET_CPU_S[parsed.program.budget], wallMs: wallBackstopMs(BUDGET_CPU_S[parsed.program.budget]), ...limits } });
-  if (report.outcome === 'error' || report.outcome === 'denied') return done('runtime_error', lastLine(report.stderrTail), report.wallMs);
+  const report = await executor.run({
+    script: RUN_CHILD,
+    input: { task: task.spec.id, program: parsed.program, seed },
+    limits: {
+      cpuS: BUDGET_CPU_S[parsed.program.budget],
+      wallMs: wallBackstopMs(BUDGET_CPU_S[parsed.program.budget]),
+      ...limits,
+    },
+  });
+  if (report.outcome === 'error' || report.outcome === 'denied')
+    return done('runtime_error', lastLine(report.stderrTail), report.wallMs);
   const result = ChildResultSchema.safeParse(report.result);
-  if (report.outcome !== 'ok' || !result.success || !Number.isFinite(result.data.validation)) return done('no_result', report.outcome === 'ok' ? 'no score reported' : `stopped: ${report.outcome}`, report.wallMs);
+  if (report.outcome !== 'ok' || !result.success || !Number.isFinite(result.data.validation))
+    return done(
+      'no_result',
+      report.outcome === 'ok' ? 'no score reported' : `stopped: ${report.outcome}`,
+      report.wallMs,
+    );
   const { validation, test } = result.data;
-  return done('valid', '', report.wallMs, { validation, test, position: leaderboardPosition(task.spec.id, validation, 'validation'), testPosition: leaderboardPosition(task.spec.id, test, 'test') });
+  return done('valid', '', report.wallMs, {
+    validation,
+    test,
+    position: leaderboardPosition(task.spec.id, validation, 'validation'),
+    testPosition: leaderboardPosition(task.spec.id, test, 'test'),
+  });
 }
 
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n').filter((l) => l.trim() && !l.startsWith('    at '));
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith('    at '));
   return (lines.at(-1) ?? '').slice(0, 160);
 }
 
@@ -71,10 +110,12 @@ export function executorSource(executor: Executor, onRun?: (task: TaskData, toke
   return {
     source: 'executor' as const,
     outcomes: (task: TaskData, proposals: { tokens: Int32Array; seed: number }[]) =>
-      Promise.all(proposals.map(async (p) => {
-        const outcome = await runProposal(executor, task, p.tokens, p.seed);
-        onRun?.(task, p.tokens, outcome);
-        return { outcome };
-      })),
+      Promise.all(
+        proposals.map(async (p) => {
+          const outcome = await runProposal(executor, task, p.tokens, p.seed);
+          onRun?.(task, p.tokens, outcome);
+          return { outcome };
+        }),
+      ),
   };
 }

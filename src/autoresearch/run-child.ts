@@ -29,7 +29,10 @@ function parseInput(text: string): z.output<typeof ChildInputSchema> {
     throw new InputError(`input is not JSON: ${(e as Error).message}`);
   }
   const r = ChildInputSchema.safeParse(json);
-  if (!r.success) throw new InputError(`bad input: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new InputError(
+      `bad input: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 

@@ -24,7 +24,10 @@ export interface Prepared {
 /** Runs `program` on `task`; throws on a program that does not parse or does not fit the task. */
 export async function runProgram(task: TaskData, program: Program, seed: number): Promise<RunResult> {
   const parsed = ProgramSchema.safeParse(program);
-  if (!parsed.success) throw new RangeError(`invalid program: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new RangeError(
+      `invalid program: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   const why = checkProgram(parsed.data, task);
   if (why) throw new RangeError(`invalid program for ${task.spec.id}: ${why}`);
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be a safe integer, got ${seed}`);
@@ -32,19 +35,32 @@ export async function runProgram(task: TaskData, program: Program, seed: number)
   const t0 = performance.now();
   const d = preprocess(task, p);
   const [val, test] = await fitPredict(p.model, resolveParams(p), {
-    kind: task.kind, classes: task.classes.length, seed, x: d.train.x, y: d.train.y, evals: [d.validation.x, d.test.x],
+    kind: task.kind,
+    classes: task.classes.length,
+    seed,
+    x: d.train.x,
+    y: d.train.y,
+    evals: [d.validation.x, d.test.x],
   });
   const trainMs = performance.now() - t0;
   const m = task.spec.metric;
-  return { validation: metricScore(m, d.validation.y, val, task.classes.length), test: metricScore(m, d.test.y, test, task.classes.length), trainMs };
+  return {
+    validation: metricScore(m, d.validation.y, val, task.classes.length),
+    test: metricScore(m, d.test.y, test, task.classes.length),
+    trainMs,
+  };
 }
 
 /** Applies the program's preprocessing (fitted on training rows) to all three splits. */
 export function preprocess(task: TaskData, p: Program): Prepared {
   const cols = p.features === 'numeric' ? task.features.filter((c) => c.kind === 'numeric') : task.features;
   if (cols.length === 0) throw new RangeError(`${task.spec.id} has no ${p.features} feature columns`);
-  const train = p.impute === 'drop' ? Array.from(task.split.train).filter((i) => cols.every((c) => !isMissing(c, i))) : Array.from(task.split.train);
-  if (train.length === 0) throw new RangeError(`${task.spec.id}: dropping rows with missing values leaves no training rows`);
+  const train =
+    p.impute === 'drop'
+      ? Array.from(task.split.train).filter((i) => cols.every((c) => !isMissing(c, i)))
+      : Array.from(task.split.train);
+  if (train.length === 0)
+    throw new RangeError(`${task.spec.id}: dropping rows with missing values leaves no training rows`);
   const encoders = cols.map((c) => encoder(c, train, p));
   const names = encoders.flatMap((e) => e.names);
   const rowsOf = (rows: ArrayLike<number>): number[][] => Array.from(rows, (i) => encoders.flatMap((e) => e.encode(i)));
@@ -52,11 +68,18 @@ export function preprocess(task: TaskData, p: Program): Prepared {
   let kept = names.map((_, j) => j);
   const k = { all: 0, numeric: 0, top3: 3, top6: 6 }[p.features];
   if (k > 0 && k < names.length) {
-    kept = topK(sets[0], train.map((i) => task.y[i]), task.classes.length, k);
+    kept = topK(
+      sets[0],
+      train.map((i) => task.y[i]),
+      task.classes.length,
+      k,
+    );
     sets = sets.map((s) => s.map((r) => kept.map((j) => r[j])));
   }
   scaleInPlace(sets, p.scale);
-  const ys = [train, Array.from(task.split.validation), Array.from(task.split.test)].map((rows) => rows.map((i) => task.y[i]));
+  const ys = [train, Array.from(task.split.validation), Array.from(task.split.test)].map((rows) =>
+    rows.map((i) => task.y[i]),
+  );
   return {
     names: kept.map((j) => names[j]),
     train: { x: sets[0], y: ys[0] },
@@ -100,8 +123,20 @@ function median(xs: readonly number[]): number {
 /** Indices (ascending) of the k columns most associated with the target; ties go to the earlier column. */
 function topK(x: number[][], y: number[], classes: number, k: number): number[] {
   const rows = y.map((_, i) => i);
-  const scores = x[0].map((_, j) => association(x.map((r) => r[j]), y, rows, classes));
-  return scores.map((s, j) => ({ s, j })).sort((a, b) => b.s - a.s || a.j - b.j).slice(0, k).map((e) => e.j).sort((a, b) => a - b);
+  const scores = x[0].map((_, j) =>
+    association(
+      x.map((r) => r[j]),
+      y,
+      rows,
+      classes,
+    ),
+  );
+  return scores
+    .map((s, j) => ({ s, j }))
+    .sort((a, b) => b.s - a.s || a.j - b.j)
+    .slice(0, k)
+    .map((e) => e.j)
+    .sort((a, b) => a - b);
 }
 
 /** Standard (z-score) or min-max scaling with training statistics; a constant column is only shifted. */
@@ -143,7 +178,9 @@ export function macroF1(y: readonly number[], pred: readonly number[], classes: 
   let total = 0;
   let counted = 0;
   for (let c = 0; c < classes; c++) {
-    let tp = 0, fp = 0, fn = 0;
+    let tp = 0,
+      fp = 0,
+      fn = 0;
     y.forEach((v, i) => {
       if (pred[i] === c && v === c) tp++;
       else if (pred[i] === c) fp++;

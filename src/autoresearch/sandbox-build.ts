@@ -19,7 +19,16 @@ export const NODE_MODULES = join(REPO_ROOT, 'node_modules');
 /** Compiled bundles, named by content hash (written once, by rename, so concurrent builders agree). */
 export const BUNDLE_DIR = join(NODE_MODULES, '.cache', 'wmrl-executor');
 
-const LOADERS: Record<string, Loader> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx' };
+const LOADERS: Record<string, Loader> = {
+  '.ts': 'ts',
+  '.mts': 'ts',
+  '.cts': 'ts',
+  '.tsx': 'tsx',
+  '.js': 'js',
+  '.mjs': 'js',
+  '.cjs': 'js',
+  '.jsx': 'jsx',
+};
 /** Source extensions a job's script may have. */
 export const SCRIPT_EXTENSIONS = ['.ts', '.mts', '.mjs', '.js'] as const;
 
@@ -32,8 +41,14 @@ const importMetaPlugin: Plugin = {
       const loader = LOADERS[extname(args.path)];
       if (!loader || args.path.includes('/node_modules/')) return undefined;
       const text = readFileSync(args.path, 'utf8');
-      const values: Record<string, string> = { url: pathToFileURL(args.path).href, dirname: dirname(args.path), filename: args.path };
-      const contents = text.replace(/\bimport\.meta\.(url|dirname|filename)\b/g, (_, key: string) => JSON.stringify(values[key]));
+      const values: Record<string, string> = {
+        url: pathToFileURL(args.path).href,
+        dirname: dirname(args.path),
+        filename: args.path,
+      };
+      const contents = text.replace(/\bimport\.meta\.(url|dirname|filename)\b/g, (_, key: string) =>
+        JSON.stringify(values[key]),
+      );
       return { contents, loader, resolveDir: dirname(args.path) };
     });
   },
@@ -85,8 +100,11 @@ async function compile(script: string): Promise<Built> {
     logLevel: 'silent',
     plugins: [importMetaPlugin, wasmOrtPlugin],
   }).catch((error: unknown) => {
-    const messages = (error as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors;
-    const detail = messages?.map((m) => (m.location ? `${m.location.file}:${m.location.line}: ${m.text}` : m.text)).join('\n');
+    const messages = (error as { errors?: { text: string; location?: { file: string; line: number } | null }[] })
+      .errors;
+    const detail = messages
+      ?.map((m) => (m.location ? `${m.location.file}:${m.location.line}: ${m.text}` : m.text))
+      .join('\n');
     throw new Error(`executor: cannot compile ${script}:\n${detail ?? String(error)}`);
   });
   for (const input of Object.keys(result.metafile.inputs)) {

@@ -59,8 +59,14 @@ export function probeContainment(): Promise<Containment> {
     const flags = UNSHARE_FLAGS.find((_, i) => netOks[i]);
     const netOk = unshare !== null && flags !== undefined;
     const warnings: string[] = [];
-    if (!netOk) warnings.push(`executor: network NOT isolated: ${unshare ? '`unshare -n` and `unshare -r -n` failed (need root or user namespaces)' : 'no `unshare` on PATH'}; children can open sockets`);
-    if (!asOk) warnings.push(`executor: address space NOT capped: ${prlimit ? '`prlimit --as` failed' : 'no `prlimit` on PATH'}; only the JS heap is capped, off-heap buffers are not`);
+    if (!netOk)
+      warnings.push(
+        `executor: network NOT isolated: ${unshare ? '`unshare -n` and `unshare -r -n` failed (need root or user namespaces)' : 'no `unshare` on PATH'}; children can open sockets`,
+      );
+    if (!asOk)
+      warnings.push(
+        `executor: address space NOT capped: ${prlimit ? '`prlimit --as` failed' : 'no `prlimit` on PATH'}; only the JS heap is capped, off-heap buffers are not`,
+      );
     return {
       unshare: netOk ? [unshare, ...flags] : null,
       prlimit: asOk ? prlimit : null,
@@ -99,7 +105,10 @@ export interface ChildCommand {
 
 /** The command line: [prlimit --as] [unshare -n] node, permission model on, reads limited to `readPaths`
  *  (files or folders), writes to `writePaths`; no child processes, workers, addons or WASI. */
-export function childCommand(c: Containment, o: { bundle: string; readPaths: string[]; writePaths: string[]; memoryMb: number; cpuS?: number }): ChildCommand {
+export function childCommand(
+  c: Containment,
+  o: { bundle: string; readPaths: string[]; writePaths: string[]; memoryMb: number; cpuS?: number },
+): ChildCommand {
   const node = [
     process.execPath,
     '--experimental-permission',
@@ -119,7 +128,8 @@ export function childCommand(c: Containment, o: { bundle: string; readPaths: str
   ];
   const wrap: string[] = [];
   // CPU seconds: SIGXCPU at the soft limit, SIGKILL a second later
-  if (c.prlimit) wrap.push(c.prlimit, `--as=${o.memoryMb * 2 ** 20}`, ...(o.cpuS ? [`--cpu=${o.cpuS}:${o.cpuS + 1}`] : []), '--');
+  if (c.prlimit)
+    wrap.push(c.prlimit, `--as=${o.memoryMb * 2 ** 20}`, ...(o.cpuS ? [`--cpu=${o.cpuS}:${o.cpuS + 1}`] : []), '--');
   if (c.unshare) wrap.push(...c.unshare, '--');
   const argv = [...wrap, ...node];
   return { file: argv[0], args: argv.slice(1) };
@@ -143,10 +153,18 @@ const FATAL_BYTES = 16384;
 /** Spawns the child detached (its own process group), kills the whole group with SIGKILL when the wall
  *  clock or the output cap (stdout + stderr bytes) runs out, and resolves once every pipe has closed.
  *  Rejects only when the child cannot be started at all. */
-export function runChild(cmd: ChildCommand, o: { cwd: string; env: Record<string, string>; wallMs: number; outputBytes: number }): Promise<ChildExit> {
+export function runChild(
+  cmd: ChildCommand,
+  o: { cwd: string; env: Record<string, string>; wallMs: number; outputBytes: number },
+): Promise<ChildExit> {
   return new Promise((done, fail) => {
     const t0 = performance.now();
-    const child = spawn(cmd.file, cmd.args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd.file, cmd.args, {
+      cwd: o.cwd,
+      env: o.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
     let killedFor: ChildExit['killedFor'] = null;
     let exited = false;
     let outBytes = 0;
@@ -224,7 +242,8 @@ function parseFatal(text: string): FatalRecord | null {
 }
 
 /** The messages with which V8, the C++ runtime and Node report running out of memory. */
-const MEMORY_PATTERNS = /JavaScript heap out of memory|process out of memory|std::bad_alloc|Array buffer allocation failed|Cannot allocate memory|Reached heap limit/;
+const MEMORY_PATTERNS =
+  /JavaScript heap out of memory|process out of memory|std::bad_alloc|Array buffer allocation failed|Cannot allocate memory|Reached heap limit/;
 /** Error codes of a refused access: the permission model (fs, child_process, worker_threads), disabled
  *  addons, and (inside an empty network namespace) sockets and name lookups. */
 const DENIED_CODES = new Set(['ERR_ACCESS_DENIED', 'ERR_DLOPEN_DISABLED']);
@@ -238,7 +257,10 @@ export type ExecOutcome = 'ok' | 'error' | 'timeout' | 'memory' | 'output' | 'de
  *  (a V8 / allocator / Node message, SIGKILL we did not send: the kernel's OOM killer, or SIGSEGV/SIGBUS
  *  under the address-space cap: V8 touching memory it failed to map), a refused access (the uncaught
  *  error's code, or Node's message for it in stderr when the child caught it), else error. */
-export function classify(x: Pick<ChildExit, 'killedFor' | 'exitCode' | 'signal' | 'stderrTail' | 'fatal'>, c: Pick<Containment, 'network' | 'memoryCap'>): ExecOutcome {
+export function classify(
+  x: Pick<ChildExit, 'killedFor' | 'exitCode' | 'signal' | 'stderrTail' | 'fatal'>,
+  c: Pick<Containment, 'network' | 'memoryCap'>,
+): ExecOutcome {
   if (x.killedFor) return x.killedFor;
   if (x.exitCode === 0) return 'ok';
   if (x.signal === 'SIGXCPU') return 'timeout'; // its CPU-time limit

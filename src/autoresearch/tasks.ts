@@ -39,39 +39,102 @@ export interface TaskSpec {
 
 export const TASKS: readonly TaskSpec[] = [
   {
-    id: 'penguins-species', title: 'Palmer penguins: species', dataset: 'penguins', kind: 'classification',
-    target: 'species', drop: [], metric: 'accuracy', higherIsBetter: true, heldout: false, splitSeed: 1201,
-    description: 'Measurements of 344 penguins from three islands in Antarctica: beak length and depth, flipper length, body mass (numeric), island and sex (categorical; some values are missing). Predict the species (Adelie, Chinstrap or Gentoo; three fairly balanced classes). Scored by accuracy on held-back rows; higher is better.',
+    id: 'penguins-species',
+    title: 'Palmer penguins: species',
+    dataset: 'penguins',
+    kind: 'classification',
+    target: 'species',
+    drop: [],
+    metric: 'accuracy',
+    higherIsBetter: true,
+    heldout: false,
+    splitSeed: 1201,
+    description:
+      'Measurements of 344 penguins from three islands in Antarctica: beak length and depth, flipper length, body mass (numeric), island and sex (categorical; some values are missing). Predict the species (Adelie, Chinstrap or Gentoo; three fairly balanced classes). Scored by accuracy on held-back rows; higher is better.',
   },
   {
-    id: 'iris-species', title: 'Iris flowers: species', dataset: 'iris', kind: 'classification',
-    target: 'species', drop: [], metric: 'accuracy', higherIsBetter: true, heldout: false, splitSeed: 1202,
-    description: 'The classic iris data: 150 flowers with four numeric measurements (sepal and petal length and width) and no missing values. Predict the species (setosa, versicolor or virginica; three balanced classes). Scored by accuracy; higher is better.',
+    id: 'iris-species',
+    title: 'Iris flowers: species',
+    dataset: 'iris',
+    kind: 'classification',
+    target: 'species',
+    drop: [],
+    metric: 'accuracy',
+    higherIsBetter: true,
+    heldout: false,
+    splitSeed: 1202,
+    description:
+      'The classic iris data: 150 flowers with four numeric measurements (sepal and petal length and width) and no missing values. Predict the species (setosa, versicolor or virginica; three balanced classes). Scored by accuracy; higher is better.',
   },
   {
-    id: 'seattle-weather', title: 'Seattle daily weather type', dataset: 'seattle-weather', kind: 'classification',
-    target: 'weather', drop: ['date'], metric: 'macro-f1', higherIsBetter: true, heldout: false, splitSeed: 1203,
-    description: 'Four years of daily weather in Seattle: precipitation, maximum and minimum temperature, wind and the month (all numeric). Predict the day\'s weather type among five imbalanced classes (rain and sun are common; fog, drizzle and snow are rare). Scored by macro-averaged F1, which weighs every class equally; higher is better.',
+    id: 'seattle-weather',
+    title: 'Seattle daily weather type',
+    dataset: 'seattle-weather',
+    kind: 'classification',
+    target: 'weather',
+    drop: ['date'],
+    metric: 'macro-f1',
+    higherIsBetter: true,
+    heldout: false,
+    splitSeed: 1203,
+    description:
+      "Four years of daily weather in Seattle: precipitation, maximum and minimum temperature, wind and the month (all numeric). Predict the day's weather type among five imbalanced classes (rain and sun are common; fog, drizzle and snow are rare). Scored by macro-averaged F1, which weighs every class equally; higher is better.",
   },
   {
-    id: 'cars-mpg', title: 'Cars: fuel economy', dataset: 'cars', kind: 'regression',
-    target: 'mpg', drop: ['name'], metric: 'rmse', higherIsBetter: false, heldout: false, splitSeed: 1204,
-    description: 'About 400 cars from 1970-1982: cylinders, displacement, horsepower (a few missing), weight, acceleration, model year (numeric) and region of origin (categorical). Predict fuel economy in miles per gallon. Scored by root mean squared error; lower is better.',
+    id: 'cars-mpg',
+    title: 'Cars: fuel economy',
+    dataset: 'cars',
+    kind: 'regression',
+    target: 'mpg',
+    drop: ['name'],
+    metric: 'rmse',
+    higherIsBetter: false,
+    heldout: false,
+    splitSeed: 1204,
+    description:
+      'About 400 cars from 1970-1982: cylinders, displacement, horsepower (a few missing), weight, acceleration, model year (numeric) and region of origin (categorical). Predict fuel economy in miles per gallon. Scored by root mean squared error; lower is better.',
   },
   {
-    id: 'penguins-mass', title: 'Palmer penguins: body mass', dataset: 'penguins', kind: 'regression',
-    target: 'body_mass', drop: [], metric: 'rmse', higherIsBetter: false, heldout: false, splitSeed: 1205,
-    description: 'Palmer penguins again, now predicting body mass in grams from species, island and sex (categorical, sex sometimes missing) and beak length, beak depth and flipper length (numeric). Scored by root mean squared error in grams; lower is better.',
+    id: 'penguins-mass',
+    title: 'Palmer penguins: body mass',
+    dataset: 'penguins',
+    kind: 'regression',
+    target: 'body_mass',
+    drop: [],
+    metric: 'rmse',
+    higherIsBetter: false,
+    heldout: false,
+    splitSeed: 1205,
+    description:
+      'Palmer penguins again, now predicting body mass in grams from species, island and sex (categorical, sex sometimes missing) and beak length, beak depth and flipper length (numeric). Scored by root mean squared error in grams; lower is better.',
   },
   {
-    id: 'cars-origin', title: 'Cars: region of origin', dataset: 'cars', kind: 'classification',
-    target: 'origin', drop: ['name'], metric: 'macro-f1', higherIsBetter: true, heldout: true, splitSeed: 1206,
-    description: 'About 400 cars from 1970-1982 with fuel economy, cylinders, displacement, horsepower, weight, acceleration and model year (all numeric, a few missing). Predict where the car was made: USA, Europe or Japan (imbalanced: most cars are American). Scored by macro-averaged F1; higher is better.',
+    id: 'cars-origin',
+    title: 'Cars: region of origin',
+    dataset: 'cars',
+    kind: 'classification',
+    target: 'origin',
+    drop: ['name'],
+    metric: 'macro-f1',
+    higherIsBetter: true,
+    heldout: true,
+    splitSeed: 1206,
+    description:
+      'About 400 cars from 1970-1982 with fuel economy, cylinders, displacement, horsepower, weight, acceleration and model year (all numeric, a few missing). Predict where the car was made: USA, Europe or Japan (imbalanced: most cars are American). Scored by macro-averaged F1; higher is better.',
   },
   {
-    id: 'boston-medv', title: 'Boston housing: median value', dataset: 'boston', kind: 'regression',
-    target: 'medv', drop: ['b'], metric: 'rmse', higherIsBetter: false, heldout: true, splitSeed: 1207,
-    description: '506 neighbourhoods around Boston in the 1970s with 12 numeric descriptors: crime rate, zoning, industry, river access, air pollution, rooms per home, building age, distance to jobs, highway access, tax rate, pupil-teacher ratio and share of lower-status population. Predict the median home value in thousands of dollars. Scored by root mean squared error; lower is better.',
+    id: 'boston-medv',
+    title: 'Boston housing: median value',
+    dataset: 'boston',
+    kind: 'regression',
+    target: 'medv',
+    drop: ['b'],
+    metric: 'rmse',
+    higherIsBetter: false,
+    heldout: true,
+    splitSeed: 1207,
+    description:
+      '506 neighbourhoods around Boston in the 1970s with 12 numeric descriptors: crime rate, zoning, industry, river access, air pollution, rooms per home, building age, distance to jobs, highway access, tax rate, pupil-teacher ratio and share of lower-status population. Predict the median home value in thousands of dollars. Scored by root mean squared error; lower is better.',
   },
 ];
 
@@ -102,15 +165,19 @@ export interface TaskData {
 
 /** Binds a task to its dataset: drops the target's missing rows and the dropped columns, fixes the split. */
 export function prepareTask(spec: TaskSpec, data: Dataset): TaskData {
-  if (data.name !== spec.dataset) throw new RangeError(`task ${spec.id} needs dataset ${spec.dataset}, got ${data.name}`);
+  if (data.name !== spec.dataset)
+    throw new RangeError(`task ${spec.id} needs dataset ${spec.dataset}, got ${data.name}`);
   const target = data.columns.find((c) => c.name === spec.target);
   if (!target) throw new RangeError(`dataset ${data.name} has no column "${spec.target}"`);
   const keep = rowsWhere(target.values.length, (i) => !isMissing(target, i));
-  const features = data.columns.filter((c) => c !== target && !spec.drop.includes(c.name)).map((c) => pickRows(c, keep));
+  const features = data.columns
+    .filter((c) => c !== target && !spec.drop.includes(c.name))
+    .map((c) => pickRows(c, keep));
   let y: Float64Array;
   let classes: string[] = [];
   if (spec.kind === 'classification') {
-    if (target.kind !== 'categorical') throw new RangeError(`task ${spec.id}: a classification target must be categorical`);
+    if (target.kind !== 'categorical')
+      throw new RangeError(`task ${spec.id}: a classification target must be categorical`);
     classes = [...new Set(keep.map((i) => target.values[i]!))].sort();
     y = Float64Array.from(keep, (i) => classes.indexOf(target.values[i]!));
   } else {
@@ -154,7 +221,12 @@ export function splitRows(y: Float64Array, classes: number, seed: number): Split
 /** Strength of the link between feature x and the target over `rows` (NaN skipped), in [0, 1]:
  *  |Pearson r| for regression, the correlation ratio eta (sqrt of between-class / total variance)
  *  for classification. 0 for a constant feature. */
-export function association(x: ArrayLike<number>, y: ArrayLike<number>, rows: ArrayLike<number>, classes: number): number {
+export function association(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  rows: ArrayLike<number>,
+  classes: number,
+): number {
   const idx = Array.from(rows).filter((i) => !Number.isNaN(x[i]));
   if (idx.length < 2) return 0;
   const mx = idx.reduce((s, i) => s + x[i], 0) / idx.length;
@@ -163,7 +235,10 @@ export function association(x: ArrayLike<number>, y: ArrayLike<number>, rows: Ar
   if (classes > 0) {
     const sum = new Float64Array(classes);
     const count = new Float64Array(classes);
-    for (const i of idx) { sum[y[i]] += x[i]; count[y[i]]++; }
+    for (const i of idx) {
+      sum[y[i]] += x[i];
+      count[y[i]]++;
+    }
     let between = 0;
     for (let c = 0; c < classes; c++) if (count[c] > 0) between += count[c] * (sum[c] / count[c] - mx) ** 2;
     return Math.min(1, Math.sqrt(between / sxx));

@@ -41,7 +41,9 @@ export function handleInterrupt(): void {
   requested = true;
   for (const stop of [...stoppers]) stop();
   if (cooperating > 0 && !again) {
-    process.stderr.write('\ninterrupted: finishing the current step and writing a checkpoint (Ctrl-C again to quit at once)\n');
+    process.stderr.write(
+      '\ninterrupted: finishing the current step and writing a checkpoint (Ctrl-C again to quit at once)\n',
+    );
     return;
   }
   process.stderr.write('\ninterrupted\n');

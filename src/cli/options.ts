@@ -20,11 +20,16 @@ export function parseOptions<T extends z.ZodType>(schema: T, raw: Record<string,
 }
 
 export const intFlag = (min: number) => z.coerce.number().int(`must be an integer`).min(min, `must be >= ${min}`);
-export const seedFlag = z.coerce.number().int('must be an integer').min(0, 'must be >= 0').max(0x7fffffff, 'must be < 2^31');
+export const seedFlag = z.coerce
+  .number()
+  .int('must be an integer')
+  .min(0, 'must be >= 0')
+  .max(0x7fffffff, 'must be < 2^31');
 export const splitFlag = z.enum(SPLITS);
 
 /** The forms of --redis (wmrl worker, wmrl train; src/transport/redis.ts checks them). */
-export const REDIS_URL_HELP = 'unix:///path/redis.sock, redis://127.0.0.1:6379, or for another machine redis://:PASSWORD@host:6379 / rediss://...';
+export const REDIS_URL_HELP =
+  'unix:///path/redis.sock, redis://127.0.0.1:6379, or for another machine redis://:PASSWORD@host:6379 / rediss://...';
 
 /** Throws a UsageError naming the flag unless `path` is an existing file (not a folder). */
 export function requireFile(flag: string, path: string, what: string): void {

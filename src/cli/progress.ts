@@ -8,10 +8,19 @@ export interface ProgressBar {
 
 /** A progress bar on stderr (stdout stays clean for --json); silent when the stream is not a terminal.
  *  Ctrl-C stops it, which shows the cursor again and turns line wrap back on. */
-export function progressBar(label: string, total: number, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr): ProgressBar {
+export function progressBar(
+  label: string,
+  total: number,
+  stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+): ProgressBar {
   if (!stream.isTTY) return { tick() {}, stop() {} };
   const bar = new cliProgress.SingleBar(
-    { format: `${label} [{bar}] {value}/{total} {percentage}% | eta {eta_formatted} | {extra}`, stream, hideCursor: true, clearOnComplete: false },
+    {
+      format: `${label} [{bar}] {value}/{total} {percentage}% | eta {eta_formatted} | {extra}`,
+      stream,
+      hideCursor: true,
+      clearOnComplete: false,
+    },
     cliProgress.Presets.shades_classic,
   );
   bar.start(total, 0, { extra: '' });
@@ -24,7 +33,9 @@ export function progressBar(label: string, total: number, stream: NodeJS.Writabl
   };
   const unregister = onInterrupt(stop);
   return {
-    tick: (n = 1, extra = '') => { if (active) bar.increment(n, { extra }); },
+    tick: (n = 1, extra = '') => {
+      if (active) bar.increment(n, { extra });
+    },
     stop,
   };
 }

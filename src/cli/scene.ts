@@ -15,7 +15,8 @@ export function resolveTasks(scene: Scene, task: string): string[] {
   const ids = taskIds(scene);
   const out = task.split(',').map((name) => {
     const match = ids.find((id) => id === name || id.split('/')[1] === name || findTask(scene, id).family === name);
-    if (!match) throw new UsageError(`--task: unknown task "${name}"; valid: all, ${ids.join(', ')} (or a comma-separated list)`);
+    if (!match)
+      throw new UsageError(`--task: unknown task "${name}"; valid: all, ${ids.join(', ')} (or a comma-separated list)`);
     return match;
   });
   return [...new Set(out)];

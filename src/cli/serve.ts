@@ -26,7 +26,10 @@ export const ServeFlags = z.object({
 /** `on`: the viewer is served unless --no-serve (the main job); otherwise only with --serve. */
 export function addServeFlags(cmd: Command, what: string, on = false): Command {
   return cmd
-    .option(on ? '--no-serve' : '--serve', on ? `do not serve the live viewer while ${what}` : `serve the live viewer while ${what} (prints its URL first)`)
+    .option(
+      on ? '--no-serve' : '--serve',
+      on ? `do not serve the live viewer while ${what}` : `serve the live viewer while ${what} (prints its URL first)`,
+    )
     .option('--port <n>', `viewer port (default ${DEFAULT_PORT}; 0: any free port)`)
     .option('--host <h>', 'viewer bind address (default 127.0.0.1; any other needs the printed token)');
 }
@@ -51,15 +54,31 @@ export async function startViewer(o: ViewerOptions): Promise<ViewerServer> {
   mkdirSync(o.runs, { recursive: true });
   const models = new Map<string, Promise<ReplayModel>>();
   const wm = o.worldModel && existsSync(o.worldModel) ? o.worldModel : undefined;
-  const openModel = wm && ((taskId: string) => {
-    if (!models.has(taskId)) models.set(taskId, openWorldModelEnv(wm, { scene: o.scene, spec: tabletopSpec(o.scene, taskId, fixedCameras(o.scene)), numEnvs: 1, render: false }));
-    return models.get(taskId)!;
-  });
+  const openModel =
+    wm &&
+    ((taskId: string) => {
+      if (!models.has(taskId))
+        models.set(
+          taskId,
+          openWorldModelEnv(wm, {
+            scene: o.scene,
+            spec: tabletopSpec(o.scene, taskId, fixedCameras(o.scene)),
+            numEnvs: 1,
+            render: false,
+          }),
+        );
+      return models.get(taskId)!;
+    });
   const viewerDir = o.viewerDir ?? VIEWER_DIST;
-  if (!existsSync(join(viewerDir, 'index.html'))) console.error(`wmrl: the viewer is not built (${relative(process.cwd(), viewerDir)}): run npm run build:viewer`);
+  if (!existsSync(join(viewerDir, 'index.html')))
+    console.error(`wmrl: the viewer is not built (${relative(process.cwd(), viewerDir)}): run npm run build:viewer`);
   const liveRun = o.liveRun && relative(resolve(o.runs), resolve(o.liveRun)).split('\\').join('/');
   const options = {
-    host, token, runRoot: o.runs, scene: o.scene, liveRun: liveRun || (o.liveRun ? '.' : undefined),
+    host,
+    token,
+    runRoot: o.runs,
+    scene: o.scene,
+    liveRun: liveRun || (o.liveRun ? '.' : undefined),
     replay: { scene: o.scene, contract: sceneContract(o.scene), openModel: openModel || undefined },
     mounts: [
       { prefix: '/', dir: viewerDir },

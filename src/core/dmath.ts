@@ -12,19 +12,42 @@ const INV_LN2 = Math.LOG2E;
 function sinKernel(r: number): number {
   const z = r * r;
   // Taylor series to r^17, |r| <= pi/4: truncation error < 1e-17.
-  return r * (1 + z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880 + z * (-1 / 39916800
-    + z * (1 / 6227020800 + z * (-1 / 1307674368000 + z * (1 / 355687428096000)))))))));
+  return (
+    r *
+    (1 +
+      z *
+        (-1 / 6 +
+          z *
+            (1 / 120 +
+              z *
+                (-1 / 5040 +
+                  z *
+                    (1 / 362880 +
+                      z *
+                        (-1 / 39916800 +
+                          z * (1 / 6227020800 + z * (-1 / 1307674368000 + z * (1 / 355687428096000)))))))))
+  );
 }
 
 function cosKernel(r: number): number {
   const z = r * r;
-  return 1 + z * (-1 / 2 + z * (1 / 24 + z * (-1 / 720 + z * (1 / 40320 + z * (-1 / 3628800
-    + z * (1 / 479001600 + z * (-1 / 87178291200 + z * (1 / 20922789888000))))))));
+  return (
+    1 +
+    z *
+      (-1 / 2 +
+        z *
+          (1 / 24 +
+            z *
+              (-1 / 720 +
+                z *
+                  (1 / 40320 +
+                    z * (-1 / 3628800 + z * (1 / 479001600 + z * (-1 / 87178291200 + z * (1 / 20922789888000))))))))
+  );
 }
 
 function reduceQuadrant(x: number): [number, number] {
   const k = Math.round(x * INV_PIO2);
-  const r = (x - k * PIO2_HI) - k * PIO2_LO;
+  const r = x - k * PIO2_HI - k * PIO2_LO;
   return [r, ((k % 4) + 4) % 4];
 }
 
@@ -95,7 +118,7 @@ export function dexp(x: number): number {
   if (x > 709.782712893384) return Infinity;
   if (x < -745.1332191019412) return 0;
   const k = Math.round(x * INV_LN2);
-  const r = (x - k * LN2_HI) - k * LN2_LO; // |r| <= ln2/2
+  const r = x - k * LN2_HI - k * LN2_LO; // |r| <= ln2/2
   let p = 1;
   for (let n = 14; n >= 1; n--) p = 1 + (r * p) / n;
   return p * pow2(k);

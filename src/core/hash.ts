@@ -4,9 +4,10 @@ export class Hasher {
   private h0 = 0xcbf29ce4;
 
   update(data: ArrayBufferView | string): this {
-    const bytes = typeof data === 'string'
-      ? new TextEncoder().encode(data)
-      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const bytes =
+      typeof data === 'string'
+        ? new TextEncoder().encode(data)
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     let lo = this.h1;
     let hi = this.h0;
     for (let i = 0; i < bytes.length; i++) {

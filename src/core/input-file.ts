@@ -9,19 +9,28 @@ import { formatZodError } from './spec.ts';
 export function fsReason(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   switch (e.code) {
-    case 'ENOENT': return 'no such file or directory';
-    case 'ENOTDIR': return 'a part of the path is a file, not a folder';
-    case 'EISDIR': return 'is a folder, not a file';
-    case 'EEXIST': return e.syscall === 'mkdir' ? 'is a file, not a folder' : 'already exists';
-    case 'EACCES': case 'EPERM': return 'permission denied';
-    default: return e.message;
+    case 'ENOENT':
+      return 'no such file or directory';
+    case 'ENOTDIR':
+      return 'a part of the path is a file, not a folder';
+    case 'EISDIR':
+      return 'is a folder, not a file';
+    case 'EEXIST':
+      return e.syscall === 'mkdir' ? 'is a file, not a folder' : 'already exists';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    default:
+      return e.message;
   }
 }
 
 /** Node's file-system errors that mean a path the user gave is wrong (missing, wrong kind, not allowed). */
 export function isPathError(err: unknown): err is NodeJS.ErrnoException & { path: string } {
   const e = err as NodeJS.ErrnoException;
-  return typeof e?.path === 'string' && ['ENOENT', 'ENOTDIR', 'EISDIR', 'EEXIST', 'EACCES', 'EPERM'].includes(e.code ?? '');
+  return (
+    typeof e?.path === 'string' && ['ENOENT', 'ENOTDIR', 'EISDIR', 'EEXIST', 'EACCES', 'EPERM'].includes(e.code ?? '')
+  );
 }
 
 /** Throws unless `dir` is an existing folder; `what` says what it should hold. */
@@ -73,6 +82,9 @@ export function readInputJson<T extends z.ZodType>(path: string, schema: T, what
 /** A binary file of little-endian 4-byte words; its length must be a whole number of words. */
 export function readWords(path: string, what: string): DataView {
   const buf = readInputFile(path, what);
-  if (buf.byteLength % 4 !== 0) throw new InputError(`${path}: ${buf.byteLength} bytes is not a whole number of 4-byte values (truncated or not ${what}?)`);
+  if (buf.byteLength % 4 !== 0)
+    throw new InputError(
+      `${path}: ${buf.byteLength} bytes is not a whole number of 4-byte values (truncated or not ${what}?)`,
+    );
   return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }

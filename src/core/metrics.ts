@@ -36,7 +36,9 @@ const TrainMetricsShape = {
   'groups/zero_variance': n.describe('groups whose members all got one reward (no gradient)'),
   'groups/zero_variance_anchor': n.describe('of them, anchor groups'),
   'groups/zero_variance_wm': n.describe('of them, world-model groups'),
-  'groups/wm_three_valued': n.describe('world-model groups with at least 3 distinct rewards (the only ones a monotone map changes after z-scoring)'),
+  'groups/wm_three_valued': n.describe(
+    'world-model groups with at least 3 distinct rewards (the only ones a monotone map changes after z-scoring)',
+  ),
   'hybrid/anchor_weight': n.describe('loss weight of anchor rows'),
   'hybrid/wm_weight': n.describe('loss weight of world-model rows'),
   'steps/physics': n.describe('physics env steps since the start (cumulative)'),
@@ -45,7 +47,7 @@ const TrainMetricsShape = {
   'debias/bias_before': n.describe('mean r_wm − r_env over the pairs kept (0 until there are pairs)'),
   'debias/bias_after': n.describe('mean f(r_wm) − r_env over the pairs kept'),
   'denoise/w': n.describe('weight of anchor-group advantages (1 when denoising is off)'),
-  'denoise/eta2': n.describe('EMA of the world model\'s relative noise η²'),
+  'denoise/eta2': n.describe("EMA of the world model's relative noise η²"),
   'losses/policy': n.describe('mean PPO policy loss over the optimizer steps'),
   'losses/kl': n.describe('mean k3 KL to the reference policy'),
   'losses/entropy': n.describe('mean joint entropy of the action'),
@@ -55,8 +57,8 @@ const TrainMetricsShape = {
   'groups/branched': n.describe('world-model groups started from a real anchor state'),
   'branch/pool': n.describe('branch points kept'),
   'refresh/count': n.describe('world-model refreshes since the start'),
-  'refresh/transitions': n.describe('transitions of this iteration\'s refresh (0: none)'),
-  'refresh/val_mse': n.describe('best validation MSE of this iteration\'s refresh (0: none)'),
+  'refresh/transitions': n.describe("transitions of this iteration's refresh (0: none)"),
+  'refresh/val_mse': n.describe("best validation MSE of this iteration's refresh (0: none)"),
   'time/physics_s': n.describe('seconds of anchor rollouts'),
   'time/world_model_s': n.describe('seconds of world-model rollouts and anchor grading'),
   'time/training_s': n.describe('seconds of policy updates'),
@@ -79,14 +81,28 @@ export type InitialEvalMetrics = Required<Pick<TrainMetrics, `eval_initial/${key
 export type FidelityMetrics = { [K in FidelityKey]?: number };
 
 /** A metrics line: every key above (the eval ones on evaluation lines), fidelity keys on measurement lines, nothing else. */
-export const TrainMetricsSchema: z.ZodType<TrainMetrics> = z.object(TrainMetricsShape).catchall(n).check(z.superRefine((row, ctx) => {
-  for (const key of Object.keys(row)) {
-    if (!(key in TrainMetricsShape) && !FIDELITY_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'not a training metric', input: row[key] });
-  }
-}, { when: (p) => typeof p.value === 'object' && p.value !== null })); // also beside a missing key: a renamed one names both
+export const TrainMetricsSchema: z.ZodType<TrainMetrics> = z
+  .object(TrainMetricsShape)
+  .catchall(n)
+  .check(
+    z.superRefine(
+      (row, ctx) => {
+        for (const key of Object.keys(row)) {
+          if (!(key in TrainMetricsShape) && !FIDELITY_KEY.test(key))
+            ctx.addIssue({ code: 'custom', path: [key], message: 'not a training metric', input: row[key] });
+        }
+      },
+      { when: (p) => typeof p.value === 'object' && p.value !== null },
+    ),
+  ); // also beside a missing key: a renamed one names both
 
 /** The training clock's keys: evaluation and fidelity measurements are off it. */
-export const TRAIN_CLOCK_KEYS = ['time/physics_s', 'time/world_model_s', 'time/training_s', 'time/refresh_s'] as const satisfies readonly TrainMetricKey[];
+export const TRAIN_CLOCK_KEYS = [
+  'time/physics_s',
+  'time/world_model_s',
+  'time/training_s',
+  'time/refresh_s',
+] as const satisfies readonly TrainMetricKey[];
 export type TrainClockKey = (typeof TRAIN_CLOCK_KEYS)[number];
 
 /** Seconds on the training clock of a line (or of sums over lines). */
@@ -96,5 +112,11 @@ export function trainSeconds(m: Pick<TrainMetrics, TrainClockKey>): number {
 
 /** Held-out evaluation keys renamed for the line's before-training evaluation. */
 export function initialEval(e: EvalMetrics): InitialEvalMetrics {
-  return { 'eval_initial/success': e['eval/success'], 'eval_initial/ci_low': e['eval/ci_low'], 'eval_initial/ci_high': e['eval/ci_high'], 'eval_initial/progress': e['eval/progress'], 'eval_initial/episodes': e['eval/episodes'] };
+  return {
+    'eval_initial/success': e['eval/success'],
+    'eval_initial/ci_low': e['eval/ci_low'],
+    'eval_initial/ci_high': e['eval/ci_high'],
+    'eval_initial/progress': e['eval/progress'],
+    'eval_initial/episodes': e['eval/episodes'],
+  };
 }

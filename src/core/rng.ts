@@ -45,7 +45,8 @@ export class Rng {
    *  all 128 state bits, so keys that differ in any word give unrelated streams. */
   constructor(seed: number | readonly number[], stream = 0) {
     if (typeof seed !== 'number') {
-      for (const w of seed) if (!Number.isSafeInteger(w)) throw new RangeError(`Rng: key words must be safe integers, got ${w}`);
+      for (const w of seed)
+        if (!Number.isSafeInteger(w)) throw new RangeError(`Rng: key words must be safe integers, got ${w}`);
       [this.a, this.b, this.c, this.d] = [0, 1, 2, 3].map((lane) => hashKey(seed, stream, lane));
       for (let i = 0; i < 12; i++) this.u32();
       return;

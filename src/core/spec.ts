@@ -5,7 +5,11 @@ const shape = z.array(z.number().int().positive()).min(1);
 
 /** One named observation entry. Batched values put the env index first. */
 export const ObsEntrySchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('image'), name, shape: z.tuple([z.number().int().positive(), z.number().int().positive(), z.literal(3)]) }),
+  z.object({
+    kind: z.literal('image'),
+    name,
+    shape: z.tuple([z.number().int().positive(), z.number().int().positive(), z.literal(3)]),
+  }),
   z.object({ kind: z.literal('box'), name, shape, low: z.number(), high: z.number() }),
   z.object({ kind: z.literal('text'), name, maxLength: z.number().int().positive() }),
   z.object({ kind: z.literal('discrete'), name, n: z.number().int().positive() }),
@@ -14,7 +18,13 @@ export type ObsEntry = z.infer<typeof ObsEntrySchema>;
 
 /** One named action dimension: a categorical over `n` bins (tokens) or a continuous box. */
 export const ActionEntrySchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('discrete'), name, n: z.number().int().min(2), low: z.number().optional(), high: z.number().optional() }),
+  z.object({
+    kind: z.literal('discrete'),
+    name,
+    n: z.number().int().min(2),
+    low: z.number().optional(),
+    high: z.number().optional(),
+  }),
   z.object({ kind: z.literal('box'), name, shape, low: z.number(), high: z.number() }),
 ]);
 export type ActionEntry = z.infer<typeof ActionEntrySchema>;
@@ -29,10 +39,14 @@ export const EnvSpecSchema = z
     rewardTerms: z.array(name),
   })
   .superRefine((spec, ctx) => {
-    for (const [key, entries] of [['observation', spec.observation], ['action', spec.action]] as const) {
+    for (const [key, entries] of [
+      ['observation', spec.observation],
+      ['action', spec.action],
+    ] as const) {
       const seen = new Set<string>();
       entries.forEach((e, i) => {
-        if (seen.has(e.name)) ctx.addIssue({ code: 'custom', path: [key, i, 'name'], message: `duplicate name "${e.name}"` });
+        if (seen.has(e.name))
+          ctx.addIssue({ code: 'custom', path: [key, i, 'name'], message: `duplicate name "${e.name}"` });
         seen.add(e.name);
       });
     }
@@ -49,7 +63,9 @@ export function entrySize(entry: ObsEntry | ActionEntry): number {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -59,7 +75,9 @@ export function canonicalJson(value: unknown): string {
 export function formatZodError(error: z.ZodError, prefix = ''): string {
   return error.issues
     .map((issue) => {
-      const path = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') : '';
+      const path = issue.path.length
+        ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')
+        : '';
       return `${prefix}${path ? `$${path}` : '$'}: ${issue.message}`;
     })
     .join('\n');
@@ -69,7 +87,8 @@ export function formatZodError(error: z.ZodError, prefix = ''): string {
  *  world models need every action discrete). */
 export function actionBins(spec: Pick<EnvSpec, 'action'>): { name: string; n: number }[] {
   return spec.action.map((a) => {
-    if (a.kind !== 'discrete') throw new RangeError(`action "${a.name}" is ${a.kind}; only discrete (token) actions are supported here`);
+    if (a.kind !== 'discrete')
+      throw new RangeError(`action "${a.name}" is ${a.kind}; only discrete (token) actions are supported here`);
     return { name: a.name, n: a.n };
   });
 }

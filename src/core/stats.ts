@@ -1,5 +1,9 @@
 /** Wilson score interval for a binomial proportion (default 95%). */
-export function wilson(successes: number, n: number, z = 1.959963984540054): { rate: number; low: number; high: number } {
+export function wilson(
+  successes: number,
+  n: number,
+  z = 1.959963984540054,
+): { rate: number; low: number; high: number } {
   if (n === 0) return { rate: 0, low: 0, high: 1 };
   const p = successes / n;
   const z2 = z * z;
@@ -29,7 +33,7 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
   const rank = (v: ArrayLike<number>) => {
     const idx = Array.from({ length: v.length }, (_, i) => i).sort((a, b) => v[a] - v[b]);
     const r = new Float64Array(v.length);
-    for (let i = 0; i < idx.length;) {
+    for (let i = 0; i < idx.length; ) {
       let j = i;
       while (j + 1 < idx.length && v[idx[j + 1]] === v[idx[i]]) j++;
       for (let k = i; k <= j; k++) r[idx[k]] = (i + j) / 2;
@@ -37,10 +41,18 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
     }
     return r;
   };
-  const a = rank(x), b = rank(y);
+  const a = rank(x),
+    b = rank(y);
   const n = a.length;
-  const ma = a.reduce((s, v) => s + v, 0) / n, mb = b.reduce((s, v) => s + v, 0) / n;
-  let sab = 0, saa = 0, sbb = 0;
-  for (let i = 0; i < n; i++) { sab += (a[i] - ma) * (b[i] - mb); saa += (a[i] - ma) ** 2; sbb += (b[i] - mb) ** 2; }
+  const ma = a.reduce((s, v) => s + v, 0) / n,
+    mb = b.reduce((s, v) => s + v, 0) / n;
+  let sab = 0,
+    saa = 0,
+    sbb = 0;
+  for (let i = 0; i < n; i++) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) ** 2;
+    sbb += (b[i] - mb) ** 2;
+  }
   return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : 0;
 }

@@ -26,7 +26,8 @@ export function counterfactualTask(scene: Scene, task: TaskInstance, object: num
   if (object === task.object || (task.target.kind === 'object' && task.target.index === object)) return null;
   const from = scene.objects[task.object].words;
   const k = from.findIndex((w) => task.instruction.includes(w));
-  if (k < 0) throw new Error(`instruction "${task.instruction}" does not name object ${scene.objects[task.object].name}`);
+  if (k < 0)
+    throw new Error(`instruction "${task.instruction}" does not name object ${scene.objects[task.object].name}`);
   const to = scene.objects[object].words;
   return { ...task, object, instruction: task.instruction.replace(from[k], to[k] ?? to[0]) };
 }
@@ -48,13 +49,22 @@ function counterfactualExpert(env: TabletopEnv, object: number): ScriptedExpert 
     if (!cache.has(real)) cache.set(real, counterfactualTask(env.scene, real, object));
     return cache.get(real)!;
   };
-  return new ScriptedExpert({ numEnvs: env.numEnvs, scene: env.scene, state: (i) => env.state(i), task: (i) => taskOf(i) ?? env.task(i) });
+  return new ScriptedExpert({
+    numEnvs: env.numEnvs,
+    scene: env.scene,
+    state: (i) => env.state(i),
+    task: (i) => taskOf(i) ?? env.task(i),
+  });
 }
 
 /** The expert acting with token noise (drawn per episode and step, so the demonstrations do not depend
  *  on --num-envs); `labels` keeps, per episode seed, the clean tokens it chose, and `counterfactual`
  *  what it would have chosen for each other object at approach-phase steps. */
-export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Policy & { labels: Map<number, number[]>; counterfactual: Map<number, CounterfactualLabel[]> } {
+export function noisyExpert(
+  env: TabletopEnv,
+  noise: number,
+  seed: number,
+): Policy & { labels: Map<number, number[]>; counterfactual: Map<number, CounterfactualLabel[]> } {
   const expert = new ScriptedExpert(env);
   const others = env.scene.objects.map((_, o) => ({ object: o, expert: counterfactualExpert(env, o) }));
   const dims = actionBins(env.spec);
@@ -83,7 +93,9 @@ export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Poli
         others.forEach((x, k) => {
           if (x.object === env.task(i).object || counterfactualTask(env.scene, env.task(i), x.object) === null) return;
           if (expert.phase(i) !== 'approach' || x.expert.phase(i) !== 'approach') return;
-          counterfactual.get(slotSeed[i])!.push({ step, object: x.object, tokens: ACTION_NAMES.map((n) => alt[k][n][i]) });
+          counterfactual
+            .get(slotSeed[i])!
+            .push({ step, object: x.object, tokens: ACTION_NAMES.map((n) => alt[k][n][i]) });
         });
         for (const name of ACTION_NAMES) rec.push(clean[name][i]);
         if (noise > 0) noiseTokens(dims, out, i, noise, drawRng(seed, ctx.keys[i], step, DRAW.tokenNoise));
@@ -94,10 +106,28 @@ export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Poli
 }
 
 /** Demonstrations of one task on train-split episodes [seedOffset, seedOffset + episodes). */
-export async function collectDemos(scene: Scene, taskId: string, o: { episodes: number; noise: number; seed: number; seedOffset: number; numEnvs: number; onEpisode?: (e: StoredEpisode) => void }): Promise<Demo[]> {
+export async function collectDemos(
+  scene: Scene,
+  taskId: string,
+  o: {
+    episodes: number;
+    noise: number;
+    seed: number;
+    seedOffset: number;
+    numEnvs: number;
+    onEpisode?: (e: StoredEpisode) => void;
+  },
+): Promise<Demo[]> {
   let policy: ReturnType<typeof noisyExpert> | null = null;
   const episodes = await runEpisodes({
-    scene, taskId, policyName: `expert+noise${o.noise}`, episodes: o.episodes, split: 'train', seedOffset: o.seedOffset, numEnvs: o.numEnvs, recordStates: true,
+    scene,
+    taskId,
+    policyName: `expert+noise${o.noise}`,
+    episodes: o.episodes,
+    split: 'train',
+    seedOffset: o.seedOffset,
+    numEnvs: o.numEnvs,
+    recordStates: true,
     makePolicy: (env) => (policy = noisyExpert(env, o.noise, o.seed)),
     onEpisode: o.onEpisode,
   });
@@ -111,7 +141,8 @@ export async function collectDemos(scene: Scene, taskId: string, o: { episodes: 
 function copyRow(obs: BatchObs, i: number, ds: BcDataset, row: number, config: VlaConfig, tokens: Int32Array): void {
   const [h, w] = config.imageSize;
   const px = h * w * 3;
-  for (const cam of config.cameras) ds.images[cam].set((obs[cam] as Uint8Array).subarray(i * px, (i + 1) * px), row * px);
+  for (const cam of config.cameras)
+    ds.images[cam].set((obs[cam] as Uint8Array).subarray(i * px, (i + 1) * px), row * px);
   if (config.proprio) {
     const d = config.proprio.dim;
     ds.proprio!.set((obs[config.proprio.name] as Float32Array).subarray(i * d, (i + 1) * d), row * d);
@@ -121,7 +152,17 @@ function copyRow(obs: BatchObs, i: number, ds: BcDataset, row: number, config: V
 
 /** Re-simulates one task's demos (executed tokens from their seeds) into dataset rows starting at `row`;
  *  throws if a replayed reward differs from the recorded one (the env must be deterministic). */
-async function replayTask(scene: Scene, taskId: string, demos: Demo[], ds: BcDataset, row: number, config: VlaConfig, tokenizer: WordTokenizer, numEnvs: number, cf: boolean): Promise<number> {
+async function replayTask(
+  scene: Scene,
+  taskId: string,
+  demos: Demo[],
+  ds: BcDataset,
+  row: number,
+  config: VlaConfig,
+  tokenizer: WordTokenizer,
+  numEnvs: number,
+  cf: boolean,
+): Promise<number> {
   const A = ACTION_NAMES.length;
   const env = await createTabletopEnv({ scene, taskId, numEnvs: Math.min(numEnvs, demos.length) });
   try {
@@ -133,7 +174,10 @@ async function replayTask(scene: Scene, taskId: string, demos: Demo[], ds: BcDat
       const longest = Math.max(...group.map((d) => d.length));
       for (let t = 0; t < longest; t++) {
         const action: BatchAction = {};
-        for (const [j, name] of ACTION_NAMES.entries()) action[name] = Int32Array.from(seeds, (_, i) => (i < group.length && t < group[i].length ? group[i].actions[t * A + j] : 0));
+        for (const [j, name] of ACTION_NAMES.entries())
+          action[name] = Int32Array.from(seeds, (_, i) =>
+            i < group.length && t < group[i].length ? group[i].actions[t * A + j] : 0,
+          );
         group.forEach((d, i) => {
           if (t >= d.length) return;
           copyRow(obs, i, ds, row, config, tokens[i]);
@@ -142,14 +186,24 @@ async function replayTask(scene: Scene, taskId: string, demos: Demo[], ds: BcDat
           if (!cf) return;
           for (const x of d.counterfactual) {
             if (x.step !== t) continue;
-            copyRow(obs, i, ds, row, config, tokenizer.encode(counterfactualTask(scene, env.task(i), x.object)!.instruction));
+            copyRow(
+              obs,
+              i,
+              ds,
+              row,
+              config,
+              tokenizer.encode(counterfactualTask(scene, env.task(i), x.object)!.instruction),
+            );
             for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = x.tokens[j];
             row++;
           }
         });
         const r = await env.step(action);
         group.forEach((d, i) => {
-          if (t < d.length && r.reward[i] !== d.rewards[t]) throw new InputError(`replay of ${taskId} seed ${d.seed} diverged at step ${t}: reward ${r.reward[i]}, recorded ${d.rewards[t]} (the demonstration folder was edited, or made by another build of the simulator)`);
+          if (t < d.length && r.reward[i] !== d.rewards[t])
+            throw new InputError(
+              `replay of ${taskId} seed ${d.seed} diverged at step ${t}: reward ${r.reward[i]}, recorded ${d.rewards[t]} (the demonstration folder was edited, or made by another build of the simulator)`,
+            );
         });
         obs = r.obs;
       }
@@ -163,7 +217,13 @@ async function replayTask(scene: Scene, taskId: string, demos: Demo[], ds: BcDat
 /** The BC dataset of a demo folder: observations re-simulated, labels = the expert's clean tokens; with
  *  `counterfactual`, approach-phase frames also appear with the other objects' instructions and labels
  *  (the same image, a different instruction, a different action: the policy must read the instruction). */
-export async function demosToDataset(scene: Scene, demos: Demo[], config: VlaConfig, tokenizer: WordTokenizer, o: { numEnvs?: number; counterfactual?: boolean } = {}): Promise<BcDataset> {
+export async function demosToDataset(
+  scene: Scene,
+  demos: Demo[],
+  config: VlaConfig,
+  tokenizer: WordTokenizer,
+  o: { numEnvs?: number; counterfactual?: boolean } = {},
+): Promise<BcDataset> {
   const cf = o.counterfactual ?? false;
   const size = demos.reduce((s, d) => s + d.length + (cf ? d.counterfactual.length : 0), 0);
   const [h, w] = config.imageSize;
@@ -176,7 +236,17 @@ export async function demosToDataset(scene: Scene, demos: Demo[], config: VlaCon
   };
   let row = 0;
   for (const taskId of [...new Set(demos.map((d) => d.task))]) {
-    row = await replayTask(scene, taskId, demos.filter((d) => d.task === taskId), ds, row, config, tokenizer, o.numEnvs ?? 8, cf);
+    row = await replayTask(
+      scene,
+      taskId,
+      demos.filter((d) => d.task === taskId),
+      ds,
+      row,
+      config,
+      tokenizer,
+      o.numEnvs ?? 8,
+      cf,
+    );
   }
   return ds;
 }

@@ -40,8 +40,19 @@ export function sceneContract(scene: Scene): EpisodeContract & { states: string[
 
 /** Writes a demonstration folder (the episode folder, labels, counterfactual records, demos.json) as one
  *  unit: a crash leaves the previous folder or the new one. */
-export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, scene: Scene, demos: Demo[], opts: CommitOptions = {}): void {
-  const { parts } = episodeFolderParts(dir, { command, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((x) => x.name)) }, demos);
+export function writeDemoFolder(
+  dir: string,
+  meta: DemosMeta,
+  command: string,
+  scene: Scene,
+  demos: Demo[],
+  opts: CommitOptions = {},
+): void {
+  const { parts } = episodeFolderParts(
+    dir,
+    { command, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((x) => x.name)) },
+    demos,
+  );
   const total = demos.reduce((s, d) => s + d.labels.length, 0);
   const labels = new Int32Array(total);
   let k = 0;
@@ -50,12 +61,15 @@ export function writeDemoFolder(dir: string, meta: DemosMeta, command: string, s
     k += d.labels.length;
   }
   const cf = demos.flatMap((d, di) => d.counterfactual.map((x) => [di, x.step, x.object, ...x.tokens]));
-  commitFiles([
-    ...parts,
-    { path: join(dir, 'labels.bin'), data: new Uint8Array(labels.buffer) },
-    { path: join(dir, 'counterfactual.bin'), data: new Uint8Array(Int32Array.from(cf.flat()).buffer) },
-    { path: join(dir, 'demos.json'), data: `${JSON.stringify(DemosMetaSchema.parse(meta), null, 2)}\n` },
-  ], opts);
+  commitFiles(
+    [
+      ...parts,
+      { path: join(dir, 'labels.bin'), data: new Uint8Array(labels.buffer) },
+      { path: join(dir, 'counterfactual.bin'), data: new Uint8Array(Int32Array.from(cf.flat()).buffer) },
+      { path: join(dir, 'demos.json'), data: `${JSON.stringify(DemosMetaSchema.parse(meta), null, 2)}\n` },
+    ],
+    opts,
+  );
 }
 
 /** The scene demos.json names (a scene that cannot be loaded is an error naming demos.json too). */
@@ -63,7 +77,8 @@ function demoScene(metaPath: string, meta: DemosMeta): Scene {
   try {
     return loadSceneFile(meta.scene);
   } catch (err) {
-    if (err instanceof SceneError) throw new InputError(`${metaPath}: $.scene: the scene it names cannot be loaded:\n${err.message}`);
+    if (err instanceof SceneError)
+      throw new InputError(`${metaPath}: $.scene: the scene it names cannot be loaded:\n${err.message}`);
     throw err;
   }
 }
@@ -77,7 +92,10 @@ function episodeTasks(indexPath: string, scene: Scene, demos: readonly Demo[]): 
     } catch (err) {
       throw new InputError(`${indexPath}: $.episodes[${i}].seed: ${(err as Error).message}`);
     }
-    if (task.instruction !== d.instruction) throw new InputError(`${indexPath}: $.episodes[${i}].instruction: "${d.instruction}", but seed ${d.seed} of ${d.task} says "${task.instruction}"`);
+    if (task.instruction !== d.instruction)
+      throw new InputError(
+        `${indexPath}: $.episodes[${i}].instruction: "${d.instruction}", but seed ${d.seed} of ${d.task} says "${task.instruction}"`,
+      );
     return task;
   });
 }
@@ -92,7 +110,10 @@ function readLabels(path: string, demos: Demo[], c: EpisodeContract): void {
   const view = readWords(path, 'expert labels');
   const A = c.actions.length;
   const need = demos.reduce((s, d) => s + d.actions.length, 0);
-  if (view.byteLength / 4 !== need) throw new InputError(`${path}: ${view.byteLength / 4} labels, but the ${demos.length} episodes of index.json have ${need / A} steps x ${A} actions = ${need}`);
+  if (view.byteLength / 4 !== need)
+    throw new InputError(
+      `${path}: ${view.byteLength / 4} labels, but the ${demos.length} episodes of index.json have ${need / A} steps x ${A} actions = ${need}`,
+    );
   let k = 0;
   demos.forEach((d, i) => {
     for (let j = 0; j < d.labels.length; j++, k++) {
@@ -102,21 +123,35 @@ function readLabels(path: string, demos: Demo[], c: EpisodeContract): void {
   });
 }
 
-function readCounterfactual(path: string, demos: Demo[], tasks: TaskInstance[], scene: Scene, c: EpisodeContract): void {
+function readCounterfactual(
+  path: string,
+  demos: Demo[],
+  tasks: TaskInstance[],
+  scene: Scene,
+  c: EpisodeContract,
+): void {
   const view = readWords(path, 'counterfactual labels');
   const A = c.actions.length;
   const R = 3 + A;
   const n = view.byteLength / 4;
-  if (n % R !== 0) throw new InputError(`${path}: ${n} values is not a whole number of ${R}-value records (episode, step, object, ${A} tokens)`);
+  if (n % R !== 0)
+    throw new InputError(
+      `${path}: ${n} values is not a whole number of ${R}-value records (episode, step, object, ${A} tokens)`,
+    );
   for (let r = 0; r < n / R; r++) {
     const at = (f: number) => view.getInt32(4 * (r * R + f), true);
     const [ei, step, object] = [at(0), at(1), at(2)];
     const d = demos[ei];
     const where = `${path}: record ${r}`;
     if (!d) throw new InputError(`${where}: episode ${ei} does not exist (the folder has ${demos.length})`);
-    if (step < 0 || step >= d.length) throw new InputError(`${where}: step ${step} is outside episode ${ei} (${d.length} steps)`);
-    if (object < 0 || object >= scene.objects.length) throw new InputError(`${where}: object ${object} is not an object of the scene (it has ${scene.objects.length})`);
-    if (!counterfactualTask(scene, tasks[ei], object)) throw new InputError(`${where}: object ${object} (${scene.objects[object].name}) is what episode ${ei} already manipulates or targets`);
+    if (step < 0 || step >= d.length)
+      throw new InputError(`${where}: step ${step} is outside episode ${ei} (${d.length} steps)`);
+    if (object < 0 || object >= scene.objects.length)
+      throw new InputError(`${where}: object ${object} is not an object of the scene (it has ${scene.objects.length})`);
+    if (!counterfactualTask(scene, tasks[ei], object))
+      throw new InputError(
+        `${where}: object ${object} (${scene.objects[object].name}) is what episode ${ei} already manipulates or targets`,
+      );
     const tokens = Array.from({ length: A }, (_, j) => at(3 + j));
     tokens.forEach((v, j) => {
       const bad = badToken(c, j, v);
@@ -132,7 +167,12 @@ function readCounterfactual(path: string, demos: Demo[], tasks: TaskInstance[], 
 export function readDemoFolder(dir: string, scene?: Scene): { meta: DemosMeta; demos: Demo[] } {
   checkFolder(dir, 'a demonstration folder (wmrl collect)');
   const metaPath = join(dir, 'demos.json');
-  const meta = readInputJson(metaPath, DemosMetaSchema, 'demonstration metadata', `is ${dir} a folder written by wmrl collect?`);
+  const meta = readInputJson(
+    metaPath,
+    DemosMetaSchema,
+    'demonstration metadata',
+    `is ${dir} a folder written by wmrl collect?`,
+  );
   const sc = scene ?? demoScene(metaPath, meta);
   const contract = sceneContract(sc);
   const { episodes } = readEpisodeFolder(dir, contract);

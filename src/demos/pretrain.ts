@@ -17,7 +17,17 @@ import { specInterfaceHash, vlaConfigFromSpec } from '../policy/spec-config.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
 import { vlaForwardBuilder } from '../policy/vla.ts';
 import { loadSceneFile } from '../scene/load-file.ts';
-import { appendMetrics, checkOutputDir, checkOutputFile, checkpointDue, lockFile, lockFolder, resumeCheckpoint, startMetrics, StopFlag } from '../store/index.ts';
+import {
+  appendMetrics,
+  checkOutputDir,
+  checkOutputFile,
+  checkpointDue,
+  lockFile,
+  lockFolder,
+  resumeCheckpoint,
+  startMetrics,
+  StopFlag,
+} from '../store/index.ts';
 import { demosToDataset } from './demos.ts';
 import { readDemoFolder } from './folder.ts';
 
@@ -70,7 +80,18 @@ export type PretrainResult = { stopped: false; summary: PretrainSummary } | { st
 
 /** What must match for a resume to continue the same run. */
 function runKey(o: PretrainOptions, dataHash: string): Record<string, unknown> {
-  return { batch: o.batch, lr: o.lr, weightDecay: o.weightDecay, shift: o.shift, size: o.size, seed: o.seed, onlySuccess: o.onlySuccess, counterfactual: o.counterfactual, steps: o.steps, dataHash };
+  return {
+    batch: o.batch,
+    lr: o.lr,
+    weightDecay: o.weightDecay,
+    shift: o.shift,
+    size: o.size,
+    seed: o.seed,
+    onlySuccess: o.onlySuccess,
+    counterfactual: o.counterfactual,
+    steps: o.steps,
+    dataHash,
+  };
 }
 
 /** Checks the outputs, reads the demonstrations, then trains while holding the locks of `out` and `runDir`. */
@@ -86,7 +107,11 @@ export async function pretrain(o: PretrainOptions, hooks: PretrainHooks = {}): P
   }
 }
 
-async function train(o: PretrainOptions, { meta, demos: all }: ReturnType<typeof readDemoFolder>, hooks: PretrainHooks): Promise<PretrainResult> {
+async function train(
+  o: PretrainOptions,
+  { meta, demos: all }: ReturnType<typeof readDemoFolder>,
+  hooks: PretrainHooks,
+): Promise<PretrainResult> {
   const started = performance.now();
   const demos = o.onlySuccess ? all.filter((d) => d.success) : all;
   if (demos.length === 0) throw new InputError(`--data: ${o.data} holds no usable demonstrations`);
@@ -103,11 +128,27 @@ async function train(o: PretrainOptions, { meta, demos: all }: ReturnType<typeof
   vlaForwardBuilder(config)(g);
   const init = ParamStore.init(g.params, o.seed);
   const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
-  const trainer = await BcTrainer.create(config, ck?.params ?? init, { batch: o.batch, lr: o.lr, totalSteps: o.steps, weightDecay: o.weightDecay, shift: o.shift, seed: o.seed, runtime: { threads: o.threads }, maxNonFiniteSteps: o.maxNonfinite });
+  const trainer = await BcTrainer.create(config, ck?.params ?? init, {
+    batch: o.batch,
+    lr: o.lr,
+    totalSteps: o.steps,
+    weightDecay: o.weightDecay,
+    shift: o.shift,
+    seed: o.seed,
+    runtime: { threads: o.threads },
+    maxNonFiniteSteps: o.maxNonfinite,
+  });
   const metricsPath = join(o.runDir, 'metrics.jsonl');
   if (ck) trainer.resume(ck.optimizer, ck.step);
   startMetrics(metricsPath, ck ? ck.step : null);
-  const save = () => saveBcCheckpoint(o.runDir, { step: trainer.stepCount, config, run, params: trainer.params(), optimizer: trainer.exportOptimizer() });
+  const save = () =>
+    saveBcCheckpoint(o.runDir, {
+      step: trainer.stepCount,
+      config,
+      run,
+      params: trainer.params(),
+      optimizer: trainer.exportOptimizer(),
+    });
   let steps: Awaited<ReturnType<typeof takeSteps>>;
   try {
     steps = await takeSteps(trainer, ds, o, { ...hooks, save, metricsPath, started });
@@ -120,10 +161,24 @@ async function train(o: PretrainOptions, { meta, demos: all }: ReturnType<typeof
   await trainer.close();
   if (!finalParams) return { stopped: true, step };
   await savePolicy(o.out, config, finalParams, {
-    provenance: { producer: 'wmrl pretrain', seed: o.seed, steps: o.steps, notes: `behaviour cloning on ${demos.length} demos (${ds.size} steps) from ${o.data} (noise ${meta.noise}, DART labels, counterfactual ${o.counterfactual}); size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}` },
+    provenance: {
+      producer: 'wmrl pretrain',
+      seed: o.seed,
+      steps: o.steps,
+      notes: `behaviour cloning on ${demos.length} demos (${ds.size} steps) from ${o.data} (noise ${meta.noise}, DART labels, counterfactual ${o.counterfactual}); size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}`,
+    },
     specHash: specInterfaceHash(spec),
   });
-  const summary = { out: o.out, runDir: o.runDir, demos: demos.length, samples: ds.size, params: finalParams.size, steps: o.steps, last: steps.last, seconds: (performance.now() - started) / 1000 };
+  const summary = {
+    out: o.out,
+    runDir: o.runDir,
+    demos: demos.length,
+    samples: ds.size,
+    params: finalParams.size,
+    steps: o.steps,
+    last: steps.last,
+    seconds: (performance.now() - started) / 1000,
+  };
   return { stopped: false, summary };
 }
 
@@ -134,7 +189,12 @@ interface StepContext extends PretrainHooks {
 }
 
 /** Steps to `o.steps`, logging mean losses every `logEvery` steps and checkpointing on schedule or on a stop. */
-async function takeSteps(trainer: BcTrainer, ds: BcDataset, o: PretrainOptions, c: StepContext): Promise<{ stopped: boolean; last: Record<string, unknown> | null }> {
+async function takeSteps(
+  trainer: BcTrainer,
+  ds: BcDataset,
+  o: PretrainOptions,
+  c: StepContext,
+): Promise<{ stopped: boolean; last: Record<string, unknown> | null }> {
   const stop = new StopFlag(c.shouldStop);
   const end = c.onStart?.(trainer.stepCount, o.steps);
   let last = null;
@@ -150,7 +210,15 @@ async function takeSteps(trainer: BcTrainer, ds: BcDataset, o: PretrainOptions, 
       windowLoss += r.loss;
       window++;
       if (r.step % o.logEvery === 0 || r.step === o.steps) {
-        last = { step: r.step, lr: r.lr, loss: windowLoss / window, grad_norm: r.gradNorm, finite: r.finite, accuracy: r.accuracy, seconds: (performance.now() - c.started) / 1000 };
+        last = {
+          step: r.step,
+          lr: r.lr,
+          loss: windowLoss / window,
+          grad_norm: r.gradNorm,
+          finite: r.finite,
+          accuracy: r.accuracy,
+          seconds: (performance.now() - c.started) / 1000,
+        };
         appendMetrics(c.metricsPath, last);
         window = 0;
         windowLoss = 0;

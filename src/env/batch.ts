@@ -15,7 +15,11 @@ export function instructionsOf(tasks: readonly ({ instruction: string } | null)[
 
 /** A fresh observation batch: copies of the image buffers (key -> buffer) and of proprio, plus the
  *  instructions, so callers may keep what a step returned. */
-export function copyBatchObs(images: readonly (readonly [string, Uint8Array])[], proprio: Float32Array, tasks: readonly ({ instruction: string } | null)[]): BatchObs {
+export function copyBatchObs(
+  images: readonly (readonly [string, Uint8Array])[],
+  proprio: Float32Array,
+  tasks: readonly ({ instruction: string } | null)[],
+): BatchObs {
   const obs: BatchObs = {};
   for (const [key, buf] of images) obs[key] = buf.slice();
   obs.proprio = proprio.slice();

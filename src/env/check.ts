@@ -1,10 +1,22 @@
 import { Rng } from '../core/rng.ts';
 import { EnvSpecSchema, entrySize, formatZodError, type EnvSpec } from '../core/spec.ts';
 import { Hasher } from '../core/hash.ts';
-import { canBranch, hasFrame, hasSnapshot, type BatchAction, type BatchObs, type Branchable, type Env, type StepResult } from './types.ts';
+import {
+  canBranch,
+  hasFrame,
+  hasSnapshot,
+  type BatchAction,
+  type BatchObs,
+  type Branchable,
+  type Env,
+  type StepResult,
+} from './types.ts';
 
 export class CheckEnvError extends Error {
-  constructor(readonly envId: string, readonly failures: string[]) {
+  constructor(
+    readonly envId: string,
+    readonly failures: string[],
+  ) {
     super(`checkEnv(${envId}) failed:\n  - ${failures.join('\n  - ')}`);
   }
 }
@@ -20,7 +32,10 @@ export function randomAction(spec: EnvSpec, numEnvs: number, rng: Rng): BatchAct
   const action: BatchAction = {};
   for (const entry of spec.action) {
     if (entry.kind === 'discrete') action[entry.name] = Int32Array.from({ length: numEnvs }, () => rng.int(entry.n));
-    else action[entry.name] = Float32Array.from({ length: numEnvs * entrySize(entry) }, () => rng.range(entry.low, entry.high));
+    else
+      action[entry.name] = Float32Array.from({ length: numEnvs * entrySize(entry) }, () =>
+        rng.range(entry.low, entry.high),
+      );
   }
   return action;
 }
@@ -64,23 +79,43 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
     for (const entry of spec.observation) {
       const v = obs[entry.name];
       const at = `${where}: obs.${entry.name}`;
-      if (v === undefined) { fail(`${at} is missing`); continue; }
+      if (v === undefined) {
+        fail(`${at} is missing`);
+        continue;
+      }
       if (entry.kind === 'text') {
         if (!Array.isArray(v) || v.length !== n) fail(`${at} must be string[${n}]`);
-        else v.forEach((s, i) => { if (typeof s !== 'string' || s.length > entry.maxLength) fail(`${at}[${i}] must be a string of at most ${entry.maxLength} chars`); });
+        else
+          v.forEach((s, i) => {
+            if (typeof s !== 'string' || s.length > entry.maxLength)
+              fail(`${at}[${i}] must be a string of at most ${entry.maxLength} chars`);
+          });
         continue;
       }
       const size = n * entrySize(entry);
       const ctor = entry.kind === 'image' ? Uint8Array : entry.kind === 'box' ? Float32Array : Int32Array;
-      if (!(v instanceof ctor)) { fail(`${at} must be ${ctor.name}, got ${v?.constructor?.name}`); continue; }
-      if (v.length !== size) { fail(`${at} has length ${v.length}, expected ${size}`); continue; }
+      if (!(v instanceof ctor)) {
+        fail(`${at} must be ${ctor.name}, got ${v?.constructor?.name}`);
+        continue;
+      }
+      if (v.length !== size) {
+        fail(`${at} has length ${v.length}, expected ${size}`);
+        continue;
+      }
       for (let k = 0; k < v.length; k++) {
         const x = v[k];
-        if (entry.kind === 'box' && !(Number.isFinite(x) && x >= entry.low && x <= entry.high)) { fail(`${at}[${k}] = ${x} is outside [${entry.low}, ${entry.high}]`); break; }
-        if (entry.kind === 'discrete' && !(Number.isInteger(x) && x >= 0 && x < entry.n)) { fail(`${at}[${k}] = ${x} is outside [0, ${entry.n})`); break; }
+        if (entry.kind === 'box' && !(Number.isFinite(x) && x >= entry.low && x <= entry.high)) {
+          fail(`${at}[${k}] = ${x} is outside [${entry.low}, ${entry.high}]`);
+          break;
+        }
+        if (entry.kind === 'discrete' && !(Number.isInteger(x) && x >= 0 && x < entry.n)) {
+          fail(`${at}[${k}] = ${x} is outside [0, ${entry.n})`);
+          break;
+        }
       }
     }
-    for (const key of Object.keys(obs)) if (!spec.observation.some((e) => e.name === key)) fail(`${where}: obs.${key} is not in the spec`);
+    for (const key of Object.keys(obs))
+      if (!spec.observation.some((e) => e.name === key)) fail(`${where}: obs.${key} is not in the spec`);
   };
 
   const checkStep = (where: string, r: StepResult) => {
@@ -96,14 +131,17 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
     f64('reward', r.reward);
     if (r.rewardVar !== undefined) {
       f64('rewardVar', r.rewardVar);
-      if (r.rewardVar instanceof Float64Array && r.rewardVar.some((x) => x < 0)) fail(`${where}: rewardVar must be >= 0`);
+      if (r.rewardVar instanceof Float64Array && r.rewardVar.some((x) => x < 0))
+        fail(`${where}: rewardVar must be >= 0`);
     }
     u8('terminated', r.terminated);
     u8('truncated', r.truncated);
-    if (!['physics', 'world-model', 'executor', 'toy'].includes(r.info?.source)) fail(`${where}: info.source = ${r.info?.source} is not a known source`);
+    if (!['physics', 'world-model', 'executor', 'toy'].includes(r.info?.source))
+      fail(`${where}: info.source = ${r.info?.source} is not a known source`);
     u8('info.success', r.info?.success);
     f64('info.progress', r.info?.progress);
-    if (r.info?.progress instanceof Float64Array && r.info.progress.some((x) => x < 0 || x > 1)) fail(`${where}: info.progress must lie in [0, 1]`);
+    if (r.info?.progress instanceof Float64Array && r.info.progress.some((x) => x < 0 || x > 1))
+      fail(`${where}: info.progress must lie in [0, 1]`);
     const terms = Object.keys(r.info?.terms ?? {}).sort();
     const want = [...spec.rewardTerms].sort();
     if (terms.join(',') !== want.join(',')) fail(`${where}: info.terms has [${terms}], spec.rewardTerms is [${want}]`);
@@ -114,7 +152,8 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
   const rollout = async (): Promise<string> => {
     const { obs, info } = await env.reset({ seed });
     checkObs('reset', obs);
-    if (!(info.seeds instanceof Int32Array) || info.seeds.length !== n) fail(`reset: info.seeds must be Int32Array[${n}]`);
+    if (!(info.seeds instanceof Int32Array) || info.seeds.length !== n)
+      fail(`reset: info.seeds must be Int32Array[${n}]`);
     const h = new Hasher().update(hashObs(spec, obs));
     const rng = new Rng(seed, 1);
     for (let t = 0; t < steps; t++) {
@@ -136,10 +175,12 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
     const r = await env.step(randomAction(spec, n, new Rng(seed, 2)));
     const mask = Array.from({ length: n }, (_, i) => i === 0);
     const after = await env.reset({ seed: seed + 1000, mask });
-    if (after.info.seeds[0] !== seed + 1000) fail(`masked reset: env 0 has seed ${after.info.seeds[0]}, expected ${seed + 1000}`);
+    if (after.info.seeds[0] !== seed + 1000)
+      fail(`masked reset: env 0 has seed ${after.info.seeds[0]}, expected ${seed + 1000}`);
     for (let i = 1; i < n; i++) {
       if (after.info.seeds[i] !== seed + i) fail(`masked reset changed the seed of env ${i}`);
-      if (rowHash(spec, r.obs, i, n) !== rowHash(spec, after.obs, i, n)) fail(`masked reset changed the observation of env ${i}`);
+      if (rowHash(spec, r.obs, i, n) !== rowHash(spec, after.obs, i, n))
+        fail(`masked reset changed the observation of env ${i}`);
     }
     ran.push('mask-reset');
   }
@@ -167,9 +208,18 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
   if (hasFrame(env)) {
     const poses = env.frame(0);
     if (!Array.isArray(poses)) fail('frame() must return an array of body poses');
-    else for (const p of poses) {
-      if (typeof p.name !== 'string' || p.pos?.length !== 3 || p.quat?.length !== 4 || [...p.pos, ...p.quat].some((x) => !Number.isFinite(x))) { fail(`frame(): bad pose ${JSON.stringify(p)}`); break; }
-    }
+    else
+      for (const p of poses) {
+        if (
+          typeof p.name !== 'string' ||
+          p.pos?.length !== 3 ||
+          p.quat?.length !== 4 ||
+          [...p.pos, ...p.quat].some((x) => !Number.isFinite(x))
+        ) {
+          fail(`frame(): bad pose ${JSON.stringify(p)}`);
+          break;
+        }
+      }
     ran.push('frame');
   }
 
@@ -180,7 +230,12 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
 /** Branching: every live env captured (exactly where the engine can) a few steps in, the envs moved on
  *  to other episodes, then resetFrom(captures): the next step with the same action matches the step the
  *  captured envs took, byte for byte, per env. */
-async function checkBranching(env: Env & Branchable, spec: EnvSpec, seed: number, fail: (msg: string) => void): Promise<void> {
+async function checkBranching(
+  env: Env & Branchable,
+  spec: EnvSpec,
+  seed: number,
+  fail: (msg: string) => void,
+): Promise<void> {
   const n = env.numEnvs;
   await env.reset({ seed });
   let live = Array.from({ length: n }, (_, i) => i);
@@ -195,17 +250,23 @@ async function checkBranching(env: Env & Branchable, spec: EnvSpec, seed: number
   await env.reset({ seed: seed + 500 });
   const out = await env.resetFrom(live, starts);
   live.forEach((i, j) => {
-    if (out.info.seeds[i] !== starts[j].seed) fail(`resetFrom: env ${i} reports seed ${out.info.seeds[i]}, its start has ${starts[j].seed}`);
+    if (out.info.seeds[i] !== starts[j].seed)
+      fail(`resetFrom: env ${i} reports seed ${out.info.seeds[i]}, its start has ${starts[j].seed}`);
   });
   const again = await env.step(action);
   for (const i of live) {
-    if (stepRowHash(spec, first, i, n) !== stepRowHash(spec, again, i, n)) { fail(`resetFrom(capture()): env ${i}'s next step differs from the step the captured env took`); break; }
+    if (stepRowHash(spec, first, i, n) !== stepRowHash(spec, again, i, n)) {
+      fail(`resetFrom(capture()): env ${i}'s next step differs from the step the captured env took`);
+      break;
+    }
   }
 }
 
 function stepRowHash(spec: EnvSpec, r: StepResult, i: number, n: number): string {
   const h = new Hasher().update(rowHash(spec, r.obs, i, n));
-  h.update(Float64Array.of(r.reward[i], r.info.progress[i], r.rewardVar?.[i] ?? -1)).update(Uint8Array.of(r.terminated[i], r.truncated[i], r.info.success[i]));
+  h.update(Float64Array.of(r.reward[i], r.info.progress[i], r.rewardVar?.[i] ?? -1)).update(
+    Uint8Array.of(r.terminated[i], r.truncated[i], r.info.success[i]),
+  );
   return h.digest();
 }
 

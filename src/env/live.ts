@@ -1,6 +1,19 @@
 // A tap that streams env 0 of a running env to live viewers: its body poses and what it reported, each
 // reset and step, only while someone watches. The env is otherwise untouched (results do not change).
-import { type BatchAction, type BatchObs, type BodyPose, type Branchable, canBranch, type Env, type FrameSource, hasSnapshot, type ResetInfo, type ResetOptions, type Snapshottable, type StepResult } from './types.ts';
+import {
+  type BatchAction,
+  type BatchObs,
+  type BodyPose,
+  type Branchable,
+  canBranch,
+  type Env,
+  type FrameSource,
+  hasSnapshot,
+  type ResetInfo,
+  type ResetOptions,
+  type Snapshottable,
+  type StepResult,
+} from './types.ts';
 
 /** One step of one stream (the viewer protocol's Frame). */
 export interface LiveFrame {
@@ -45,7 +58,11 @@ export class LiveTap implements Env, FrameSource {
   private instruction = '';
   private lastYield = 0;
 
-  constructor(private readonly inner: Tappable, private readonly sink: FrameSink, private readonly stream: string) {
+  constructor(
+    private readonly inner: Tappable,
+    private readonly sink: FrameSink,
+    private readonly stream: string,
+  ) {
     this.spec = inner.spec;
     this.numEnvs = inner.numEnvs;
     if (hasSnapshot(inner)) {
@@ -93,7 +110,17 @@ export class LiveTap implements Env, FrameSource {
   private started(info: ResetInfo): void {
     this.step0 = 0;
     this.instruction = info.instruction?.[0] ?? '';
-    if (this.sink.wanted(this.stream, true)) this.sink.publish({ ...this.base(), source: sourceOf(info.source), step: 0, reward: 0, progress: 0, success: false, done: false, terms: {} });
+    if (this.sink.wanted(this.stream, true))
+      this.sink.publish({
+        ...this.base(),
+        source: sourceOf(info.source),
+        step: 0,
+        reward: 0,
+        progress: 0,
+        success: false,
+        done: false,
+        terms: {},
+      });
   }
 
   private stepped(r: StepResult): void {
@@ -102,7 +129,17 @@ export class LiveTap implements Env, FrameSource {
     if (!this.sink.wanted(this.stream, done)) return;
     const terms = Object.fromEntries(Object.entries(r.info.terms).map(([k, v]) => [k, v[0]]));
     const offTable = r.info.offTable?.[0] === 1;
-    this.sink.publish({ ...this.base(), source: sourceOf(r.info.source), step: this.step0, reward: r.reward[0], progress: r.info.progress[0], success: r.info.success[0] === 1, done, terms, ...(offTable && { offTable }) });
+    this.sink.publish({
+      ...this.base(),
+      source: sourceOf(r.info.source),
+      step: this.step0,
+      reward: r.reward[0],
+      progress: r.info.progress[0],
+      success: r.info.success[0] === 1,
+      done,
+      terms,
+      ...(offTable && { offTable }),
+    });
   }
 }
 

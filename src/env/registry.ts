@@ -32,12 +32,21 @@ export class EnvRegistry {
     const entry = this.entries.get(id);
     if (!entry) throw new Error(`unknown env "${id}"; registered: ${[...this.entries.keys()].join(', ')}`);
     const env = await entry.factory(options);
-    if (env.spec.id !== entry.specId) throw new Error(`factory for "${id}" built an env with spec.id "${env.spec.id}", expected "${entry.specId}"`);
+    if (env.spec.id !== entry.specId)
+      throw new Error(`factory for "${id}" built an env with spec.id "${env.spec.id}", expected "${entry.specId}"`);
     return env;
   }
 }
 
 export function registerToyEnvs(registry: EnvRegistry): void {
-  registry.register('toy/chain', 'walk right along a 10-cell chain (oracle 100%, random ~0%)', async ({ numEnvs }) => new ChainEnv(numEnvs));
-  registry.register('toy/code-lock', 'enter the 4-digit code from the instruction (oracle 100%, random 0.08%)', async ({ numEnvs }) => new CodeLockEnv(numEnvs));
+  registry.register(
+    'toy/chain',
+    'walk right along a 10-cell chain (oracle 100%, random ~0%)',
+    async ({ numEnvs }) => new ChainEnv(numEnvs),
+  );
+  registry.register(
+    'toy/code-lock',
+    'enter the 4-digit code from the instruction (oracle 100%, random 0.08%)',
+    async ({ numEnvs }) => new CodeLockEnv(numEnvs),
+  );
 }

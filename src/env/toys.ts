@@ -1,6 +1,16 @@
 import { Rng } from '../core/rng.ts';
 import { EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
-import type { BatchAction, BodyPose, Branchable, Env, EnvSnapshot, EpisodeStart, ResetInfo, ResetOptions, StepResult } from './types.ts';
+import type {
+  BatchAction,
+  BodyPose,
+  Branchable,
+  Env,
+  EnvSnapshot,
+  EpisodeStart,
+  ResetInfo,
+  ResetOptions,
+  StepResult,
+} from './types.ts';
 import { resolveResetSeeds } from './seeds.ts';
 import { assertAction } from './action.ts';
 
@@ -20,8 +30,12 @@ abstract class ToyEnv implements Env, Branchable {
   abstract readonly spec: EnvSpec;
   protected state: ToyState;
 
-  constructor(readonly numEnvs: number, codeLength: number) {
-    if (!Number.isInteger(numEnvs) || numEnvs < 1) throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
+  constructor(
+    readonly numEnvs: number,
+    codeLength: number,
+  ) {
+    if (!Number.isInteger(numEnvs) || numEnvs < 1)
+      throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
     this.state = {
       seeds: new Int32Array(numEnvs).fill(-1),
       steps: new Int32Array(numEnvs),
@@ -46,7 +60,11 @@ abstract class ToyEnv implements Env, Branchable {
       this.state.progress[i] = 0;
       this.resetOne(i, new Rng(seeds[i]));
     }
-    const info: ResetInfo = { source: 'toy', seeds: this.state.seeds.slice(), instruction: Array.from({ length: this.numEnvs }, (_, i) => this.instruction(i)) };
+    const info: ResetInfo = {
+      source: 'toy',
+      seeds: this.state.seeds.slice(),
+      instruction: Array.from({ length: this.numEnvs }, (_, i) => this.instruction(i)),
+    };
     return { obs: this.observe(), info };
   }
 
@@ -72,7 +90,18 @@ abstract class ToyEnv implements Env, Branchable {
       }
       progress[i] = this.progressOf(i);
     }
-    return { obs: this.observe(), reward, terminated, truncated, info: { source: 'toy', success, progress, terms: { success: Float64Array.from(success), progress: progress.slice() } } };
+    return {
+      obs: this.observe(),
+      reward,
+      terminated,
+      truncated,
+      info: {
+        source: 'toy',
+        success,
+        progress,
+        terms: { success: Float64Array.from(success), progress: progress.slice() },
+      },
+    };
   }
 
   protected abstract progressOf(i: number): number;
@@ -86,21 +115,46 @@ abstract class ToyEnv implements Env, Branchable {
   async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]) {
     const mask = new Array<boolean>(this.numEnvs).fill(false);
     const seed = Array.from(this.state.seeds);
-    slots.forEach((i, j) => { mask[i] = true; seed[i] = starts[j].seed; });
+    slots.forEach((i, j) => {
+      mask[i] = true;
+      seed[i] = starts[j].seed;
+    });
     const out = await this.reset({ seed, mask });
-    slots.forEach((i, j) => { this.state.progress[i] = starts[j].row[0]; this.state.steps[i] = starts[j].elapsed; });
+    slots.forEach((i, j) => {
+      this.state.progress[i] = starts[j].row[0];
+      this.state.steps[i] = starts[j].elapsed;
+    });
     return { obs: this.observe(), info: out.info };
   }
 
   snapshot(): EnvSnapshot {
     const s = this.state;
-    return { envId: this.spec.id, numEnvs: this.numEnvs, data: { seeds: s.seeds.slice(), steps: s.steps.slice(), done: s.done.slice(), progress: s.progress.slice(), codes: s.codes.slice() } };
+    return {
+      envId: this.spec.id,
+      numEnvs: this.numEnvs,
+      data: {
+        seeds: s.seeds.slice(),
+        steps: s.steps.slice(),
+        done: s.done.slice(),
+        progress: s.progress.slice(),
+        codes: s.codes.slice(),
+      },
+    };
   }
 
   restore(snapshot: EnvSnapshot): void {
-    if (snapshot.envId !== this.spec.id || snapshot.numEnvs !== this.numEnvs) throw new Error(`snapshot of ${snapshot.envId} x${snapshot.numEnvs} cannot restore ${this.spec.id} x${this.numEnvs}`);
+    if (snapshot.envId !== this.spec.id || snapshot.numEnvs !== this.numEnvs)
+      throw new Error(
+        `snapshot of ${snapshot.envId} x${snapshot.numEnvs} cannot restore ${this.spec.id} x${this.numEnvs}`,
+      );
     const d = snapshot.data as ToyState;
-    this.state = { seeds: d.seeds.slice(), steps: d.steps.slice(), done: d.done.slice(), progress: d.progress.slice(), codes: d.codes.slice() };
+    this.state = {
+      seeds: d.seeds.slice(),
+      steps: d.steps.slice(),
+      done: d.done.slice(),
+      progress: d.progress.slice(),
+      codes: d.codes.slice(),
+    };
   }
 
   close(): void {}
@@ -189,7 +243,8 @@ export class CodeLockEnv extends ToyEnv {
   }
 
   protected resetOne(i: number, rng: Rng): void {
-    for (let k = 0; k < CodeLockEnv.LENGTH; k++) this.state.codes[i * CodeLockEnv.LENGTH + k] = rng.int(CodeLockEnv.DIGITS);
+    for (let k = 0; k < CodeLockEnv.LENGTH; k++)
+      this.state.codes[i * CodeLockEnv.LENGTH + k] = rng.int(CodeLockEnv.DIGITS);
   }
 
   protected stepOne(i: number, action: BatchAction) {
@@ -216,7 +271,8 @@ export class CodeLockEnv extends ToyEnv {
     const entered = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       entered[i] = this.state.progress[i];
-      const next = entered[i] < CodeLockEnv.LENGTH ? this.state.codes[i * CodeLockEnv.LENGTH + entered[i]] : CodeLockEnv.DIGITS;
+      const next =
+        entered[i] < CodeLockEnv.LENGTH ? this.state.codes[i * CodeLockEnv.LENGTH + entered[i]] : CodeLockEnv.DIGITS;
       const shade = Math.round((255 * next) / CodeLockEnv.DIGITS);
       image.fill(shade, i * px * 3, (i + 1) * px * 3);
     }

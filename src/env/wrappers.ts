@@ -10,7 +10,11 @@ export class Wrapper<E extends Env = Env> implements Env {
 
   constructor(readonly inner: E) {
     if (hasSnapshot(inner)) {
-      this.snapshot = () => ({ envId: inner.spec.id, numEnvs: inner.numEnvs, data: { inner: inner.snapshot(), own: this.save() } });
+      this.snapshot = () => ({
+        envId: inner.spec.id,
+        numEnvs: inner.numEnvs,
+        data: { inner: inner.snapshot(), own: this.save() },
+      });
       this.restore = (s) => {
         const data = s.data as { inner: EnvSnapshot; own: unknown };
         inner.restore(data.inner);
@@ -20,12 +24,24 @@ export class Wrapper<E extends Env = Env> implements Env {
     if (hasFrame(inner)) this.frame = (index) => inner.frame(index);
   }
 
-  get spec() { return this.inner.spec; }
-  get numEnvs() { return this.inner.numEnvs; }
-  reset(options?: ResetOptions) { return this.inner.reset(options); }
-  step(action: BatchAction): Promise<StepResult> { return this.inner.step(action); }
-  close() { this.inner.close(); }
-  protected save(): unknown { return null; }
+  get spec() {
+    return this.inner.spec;
+  }
+  get numEnvs() {
+    return this.inner.numEnvs;
+  }
+  reset(options?: ResetOptions) {
+    return this.inner.reset(options);
+  }
+  step(action: BatchAction): Promise<StepResult> {
+    return this.inner.step(action);
+  }
+  close() {
+    this.inner.close();
+  }
+  protected save(): unknown {
+    return null;
+  }
   protected load(_own: unknown): void {}
 }
 
@@ -33,9 +49,13 @@ export class Wrapper<E extends Env = Env> implements Env {
 export class TimeLimit<E extends Env = Env> extends Wrapper<E> {
   private elapsed: Int32Array;
 
-  constructor(inner: E, readonly maxSteps: number) {
+  constructor(
+    inner: E,
+    readonly maxSteps: number,
+  ) {
     super(inner);
-    if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError(`TimeLimit: maxSteps must be a positive integer, got ${maxSteps}`);
+    if (!Number.isInteger(maxSteps) || maxSteps < 1)
+      throw new RangeError(`TimeLimit: maxSteps must be a positive integer, got ${maxSteps}`);
     this.elapsed = new Int32Array(inner.numEnvs);
   }
 
@@ -55,8 +75,12 @@ export class TimeLimit<E extends Env = Env> extends Wrapper<E> {
     return { ...r, truncated };
   }
 
-  protected override save() { return this.elapsed.slice(); }
-  protected override load(own: unknown) { this.elapsed = (own as Int32Array).slice(); }
+  protected override save() {
+    return this.elapsed.slice();
+  }
+  protected override load(own: unknown) {
+    this.elapsed = (own as Int32Array).slice();
+  }
 }
 
 export interface EpisodeRecord {
@@ -107,14 +131,27 @@ export class EpisodeStatistics<E extends Env = Env> extends Wrapper<E> {
       this.lengths[i]++;
       if (r.terminated[i] || r.truncated[i]) {
         this.done[i] = 1;
-        this.episodes.push({ env: i, seed: this.seeds[i], return: this.returns[i], length: this.lengths[i], success: r.info.success[i] === 1, progress: r.info.progress[i] });
+        this.episodes.push({
+          env: i,
+          seed: this.seeds[i],
+          return: this.returns[i],
+          length: this.lengths[i],
+          success: r.info.success[i] === 1,
+          progress: r.info.progress[i],
+        });
       }
     }
     return r;
   }
 
   protected override save() {
-    return { returns: this.returns.slice(), lengths: this.lengths.slice(), seeds: this.seeds.slice(), done: this.done.slice(), count: this.episodes.length };
+    return {
+      returns: this.returns.slice(),
+      lengths: this.lengths.slice(),
+      seeds: this.seeds.slice(),
+      done: this.done.slice(),
+      count: this.episodes.length,
+    };
   }
 
   protected override load(own: unknown) {

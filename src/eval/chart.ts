@@ -7,14 +7,18 @@ import type { EvalReport } from './report.ts';
 import { encodePng } from '../render/png-file.ts';
 
 type Rgb = [number, number, number];
-const COLOURS: Rgb[] = [[56, 108, 176], [240, 140, 40]];
+const COLOURS: Rgb[] = [
+  [56, 108, 176],
+  [240, 140, 40],
+];
 const GRID: Rgb = [220, 220, 220];
 const AXIS: Rgb = [60, 60, 60];
 const WHISKER: Rgb = [20, 20, 20];
 
 function fillRect(img: Uint8Array, w: number, h: number, x0: number, y0: number, x1: number, y1: number, c: Rgb): void {
   for (let y = Math.max(0, Math.min(y0, y1)); y <= Math.min(h - 1, Math.max(y0, y1)); y++) {
-    for (let x = Math.max(0, Math.min(x0, x1)); x <= Math.min(w - 1, Math.max(x0, x1)); x++) img.set(c, 3 * (y * w + x));
+    for (let x = Math.max(0, Math.min(x0, x1)); x <= Math.min(w - 1, Math.max(x0, x1)); x++)
+      img.set(c, 3 * (y * w + x));
   }
 }
 
@@ -58,8 +62,13 @@ export function reportHtml(report: EvalReport, chart: string): string {
     }),
   );
   const paired = report.paired
-    ? `<h2>Paired difference (${esc(report.policies[0].policy)} &minus; ${esc(report.policies[1].policy)}, same seeds)</h2><table><tr><th>task</th><th>diff</th><th>95% CI</th><th>n</th></tr>${Object.entries(report.paired)
-        .map(([t, d]) => `<tr><td>${esc(t)}</td><td>${pct(d.diff)}</td><td>[${pct(d.ci_low)}, ${pct(d.ci_high)}]</td><td>${d.episodes}</td></tr>`)
+    ? `<h2>Paired difference (${esc(report.policies[0].policy)} &minus; ${esc(report.policies[1].policy)}, same seeds)</h2><table><tr><th>task</th><th>diff</th><th>95% CI</th><th>n</th></tr>${Object.entries(
+        report.paired,
+      )
+        .map(
+          ([t, d]) =>
+            `<tr><td>${esc(t)}</td><td>${pct(d.diff)}</td><td>[${pct(d.ci_low)}, ${pct(d.ci_high)}]</td><td>${d.episodes}</td></tr>`,
+        )
         .join('')}</table>`
     : '';
   return `<!doctype html>

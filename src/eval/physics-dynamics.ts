@@ -21,14 +21,20 @@ export class PhysicsDynamics implements Dynamics {
     const n = this.env.numEnvs;
     const seed = new Array(n).fill(0);
     const mask = new Array(n).fill(false);
-    rows.forEach((row, r) => { seed[row] = tasks[r].seed; mask[row] = true; });
+    rows.forEach((row, r) => {
+      seed[row] = tasks[r].seed;
+      mask[row] = true;
+    });
     await this.env.reset({ seed, mask });
     rows.forEach((row, r) => {
       const have = packState(this.env.state(row));
       const want = states.subarray(r * have.length, (r + 1) * have.length);
       let off = 0;
       for (let j = 0; j < have.length; j++) off = Math.max(off, Math.abs(have[j] - want[j]));
-      if (off > 1e-4) throw new Error(`physics twin: env ${row} must start at seed ${tasks[r].seed}'s initial state (off by ${off.toExponential(2)})`);
+      if (off > 1e-4)
+        throw new Error(
+          `physics twin: env ${row} must start at seed ${tasks[r].seed}'s initial state (off by ${off.toExponential(2)})`,
+        );
     });
   }
 

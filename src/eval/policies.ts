@@ -46,7 +46,10 @@ async function modelSource(path: string, o: PolicySourceOptions, flag: string): 
     name: path,
     kind: 'model',
     make(env) {
-      if (model.sidecar.specHash !== specInterfaceHash(env.spec)) throw new InputError(`${flag}: ${path} was made for a different observation/action interface than ${env.spec.id}`);
+      if (model.sidecar.specHash !== specInterfaceHash(env.spec))
+        throw new InputError(
+          `${flag}: ${path} was made for a different observation/action interface than ${env.spec.id}`,
+        );
       return policy;
     },
     close: () => sampler.close(),
@@ -57,8 +60,10 @@ async function modelSource(path: string, o: PolicySourceOptions, flag: string): 
 export async function policySource(name: string, o: PolicySourceOptions = {}): Promise<PolicySource> {
   const flag = o.flag ?? '--policy';
   const seed = o.seed ?? 0;
-  if (name === 'expert') return { name, kind: name, make: (env) => expertPolicy(env, o.noise ?? 0, seed), close: async () => {} };
-  if (name === 'random') return { name, kind: name, make: (env) => randomPolicy(env.spec, seed), close: async () => {} };
+  if (name === 'expert')
+    return { name, kind: name, make: (env) => expertPolicy(env, o.noise ?? 0, seed), close: async () => {} };
+  if (name === 'random')
+    return { name, kind: name, make: (env) => randomPolicy(env.spec, seed), close: async () => {} };
   if (name.endsWith('.onnx')) return modelSource(name, o, flag);
   throw new InputError(`${flag}: unknown policy "${name}"; use expert, random, or a model file (.onnx)`);
 }

@@ -72,12 +72,21 @@ export function policyResult(policy: string, perTask: TaskEpisodes[]): PolicyRes
 function familyResult(episodes: TaskEpisodes['episodes']): FamilyResult {
   const s = summarise(episodes);
   const { success_rate, ci_low, ci_high, mean_progress, mean_length, off_table } = s;
-  return { success_rate, ci_low, ci_high, episodes: s.episodes, mean_progress, mean_length, ...(off_table !== undefined && { off_table }) };
+  return {
+    success_rate,
+    ci_low,
+    ci_high,
+    episodes: s.episodes,
+    mean_progress,
+    mean_length,
+    ...(off_table !== undefined && { off_table }),
+  };
 }
 
 /** Mean paired difference a - b with a 95% interval (normal approximation on the per-pair differences). */
 export function pairedDifference(a: readonly number[], b: readonly number[]): PairedDiff {
-  if (a.length !== b.length) throw new RangeError(`pairedDifference: ${a.length} vs ${b.length} outcomes (the runs must share seeds)`);
+  if (a.length !== b.length)
+    throw new RangeError(`pairedDifference: ${a.length} vs ${b.length} outcomes (the runs must share seeds)`);
   const n = a.length;
   if (n === 0) return { diff: 0, ci_low: -1, ci_high: 1, episodes: 0 };
   const d = a.map((x, i) => x - b[i]);
@@ -105,7 +114,8 @@ export function comparePolicies(a: PolicyResult, b: PolicyResult): Record<string
 /** Validates a report; the error names the bad field. */
 export function validateReport(report: unknown): EvalReport {
   const r = EvalReportSchema.safeParse(report);
-  if (!r.success) throw new Error(`eval report: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(`eval report: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return r.data;
 }
 
@@ -115,14 +125,21 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function formatReport(report: EvalReport): string {
   const lines: string[] = [];
   for (const p of report.policies) {
-    lines.push(`${p.policy} (${report.split}, ${report.episodes_per_task} episodes per task, temperature ${report.temperature})`);
+    lines.push(
+      `${p.policy} (${report.split}, ${report.episodes_per_task} episodes per task, temperature ${report.temperature})`,
+    );
     for (const [task, r] of Object.entries(p.results)) {
-      lines.push(`  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  progress ${r.mean_progress.toFixed(2)}  len ${r.mean_length.toFixed(1)}${offTableNote(r.off_table)}`);
+      lines.push(
+        `  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  progress ${r.mean_progress.toFixed(2)}  len ${r.mean_length.toFixed(1)}${offTableNote(r.off_table)}`,
+      );
     }
   }
   if (report.paired) {
     lines.push(`paired difference ${report.policies[0].policy} - ${report.policies[1].policy} (same seeds)`);
-    for (const [task, d] of Object.entries(report.paired)) lines.push(`  ${task.padEnd(22)} ${d.diff >= 0 ? '+' : ''}${pct(d.diff)}  95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}]  n=${d.episodes}`);
+    for (const [task, d] of Object.entries(report.paired))
+      lines.push(
+        `  ${task.padEnd(22)} ${d.diff >= 0 ? '+' : ''}${pct(d.diff)}  95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}]  n=${d.episodes}`,
+      );
   }
   return lines.join('\n');
 }

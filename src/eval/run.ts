@@ -3,7 +3,14 @@
 import { runEpisodes } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
 import type { Split } from '../task/index.ts';
-import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, policyResult, validateReport } from './report.ts';
+import {
+  EVAL_FORMAT,
+  type EvalReport,
+  type PolicyResult,
+  comparePolicies,
+  policyResult,
+  validateReport,
+} from './report.ts';
 import { type PolicySource, policySource } from './policies.ts';
 
 export interface EvalOptions {
@@ -27,7 +34,13 @@ async function evalPolicy(source: PolicySource, opts: EvalOptions): Promise<Poli
   const perTask = [];
   for (const taskId of opts.tasks) {
     const episodes = await runEpisodes({
-      scene: opts.scene, taskId, policyName: source.name, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs,
+      scene: opts.scene,
+      taskId,
+      policyName: source.name,
+      episodes: opts.episodes,
+      split: opts.split,
+      seedOffset: opts.seed,
+      numEnvs: opts.numEnvs,
       makePolicy: (env) => source.make(env),
       onEpisode: () => opts.onEpisode?.(),
     });
@@ -37,10 +50,12 @@ async function evalPolicy(source: PolicySource, opts: EvalOptions): Promise<Poli
 }
 
 export async function runEval(opts: EvalOptions): Promise<EvalReport> {
-  if (opts.policies.length < 1 || opts.policies.length > 2) throw new RangeError(`runEval: 1 or 2 policies, got ${opts.policies.length}`);
+  if (opts.policies.length < 1 || opts.policies.length > 2)
+    throw new RangeError(`runEval: 1 or 2 policies, got ${opts.policies.length}`);
   const sources: PolicySource[] = [];
   try {
-    for (const name of opts.policies) sources.push(await policySource(name, { temperature: opts.temperature, flag: opts.flag }));
+    for (const name of opts.policies)
+      sources.push(await policySource(name, { temperature: opts.temperature, flag: opts.flag }));
     const results: PolicyResult[] = [];
     for (const source of sources) results.push(await evalPolicy(source, opts));
     return validateReport({

@@ -13,12 +13,21 @@ export interface SuccessSummary {
 }
 
 /** Success rate with its Wilson 95% interval, mean episode length and final process score. */
-export function summarise(episodes: readonly { success: boolean; length: number; progress: number; offTable?: boolean }[]): SuccessSummary {
+export function summarise(
+  episodes: readonly { success: boolean; length: number; progress: number; offTable?: boolean }[],
+): SuccessSummary {
   const n = episodes.length;
   const wins = episodes.filter((e) => e.success).length;
   const w = wilson(wins, n);
   const mean = (f: (e: (typeof episodes)[number]) => number) => (n ? episodes.reduce((s, e) => s + f(e), 0) / n : 0);
-  const s: SuccessSummary = { success_rate: w.rate, ci_low: w.low, ci_high: w.high, episodes: n, mean_length: mean((e) => e.length), mean_progress: mean((e) => e.progress) };
+  const s: SuccessSummary = {
+    success_rate: w.rate,
+    ci_low: w.low,
+    ci_high: w.high,
+    episodes: n,
+    mean_length: mean((e) => e.length),
+    mean_progress: mean((e) => e.progress),
+  };
   if (episodes.some((e) => e.offTable !== undefined)) s.off_table = episodes.filter((e) => e.offTable).length;
   return s;
 }

@@ -5,7 +5,14 @@
 import { join } from 'node:path';
 import type { TrainMetrics } from '../core/metrics.ts';
 import type { FrameSink } from '../env/index.ts';
-import { EVAL_FORMAT, type EvalReport, type PolicyResult, comparePolicies, validateReport, writeEvalFolder } from '../eval/index.ts';
+import {
+  EVAL_FORMAT,
+  type EvalReport,
+  type PolicyResult,
+  comparePolicies,
+  validateReport,
+  writeEvalFolder,
+} from '../eval/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
 import { commitFiles } from '../store/index.ts';
@@ -47,7 +54,10 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   const t0 = performance.now();
   const elapsed = () => (performance.now() - t0) / 1000;
   const log = o.log ?? (() => {});
-  const evaluate = async (policy: string, name: string): Promise<PolicyResult> => ({ ...(await heldoutResult(o.scene, o.tasks, policy, o.episodes)), policy: name });
+  const evaluate = async (policy: string, name: string): Promise<PolicyResult> => ({
+    ...(await heldoutResult(o.scene, o.tasks, policy, o.episodes)),
+    policy: name,
+  });
 
   log(`held-out evaluation of the base policy (${o.episodes} episodes per task)`);
   const before = await evaluate(o.policy, `${o.policy} (before)`);
@@ -57,16 +67,31 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   const evalS = elapsed();
   const trainBudgetS = Math.max(0, 60 * o.minutes - 2.5 * evalS);
   const model = await loadPolicy(o.policy);
-  const { tasks, worldModel } = await tabletopTrainSetup(o.scene, o.tasks, { mode: o.cfg.mode, worldModel: o.worldModel, seed: o.cfg.seed, live: o.live });
-  commitFiles([{ path: join(o.out, 'setup.json'), data: `${JSON.stringify({ policy: o.policy, worldModel: o.worldModel, task: o.tasks.join(',') }, null, 2)}\n` }]);
+  const { tasks, worldModel } = await tabletopTrainSetup(o.scene, o.tasks, {
+    mode: o.cfg.mode,
+    worldModel: o.worldModel,
+    seed: o.cfg.seed,
+    live: o.live,
+  });
+  commitFiles([
+    {
+      path: join(o.out, 'setup.json'),
+      data: `${JSON.stringify({ policy: o.policy, worldModel: o.worldModel, task: o.tasks.join(',') }, null, 2)}\n`,
+    },
+  ]);
   log(`${o.cfg.mode} post-training for ${(trainBudgetS / 60).toFixed(1)} minutes in ${o.out}`);
   const trainStart = elapsed();
   let done = 0;
   try {
-    const r = await train({ tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } }, o.cfg, o.out, {
-      shouldStop: () => elapsed() - trainStart >= trainBudgetS || (o.shouldStop?.() ?? false),
-      onIteration: (m) => o.onIteration?.(m, elapsed() - trainStart, trainBudgetS),
-    });
+    const r = await train(
+      { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } },
+      o.cfg,
+      o.out,
+      {
+        shouldStop: () => elapsed() - trainStart >= trainBudgetS || (o.shouldStop?.() ?? false),
+        onIteration: (m) => o.onIteration?.(m, elapsed() - trainStart, trainBudgetS),
+      },
+    );
     done = r.iterations;
   } finally {
     await worldModel?.close();
@@ -75,11 +100,26 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   log(`held-out evaluation of the post-trained policy after ${done} iterations`);
   const after = await evaluate(join(o.out, 'policy.onnx'), `${join(o.out, 'policy.onnx')} (after)`);
   const report = validateReport({
-    format: EVAL_FORMAT, split: 'heldout', episodes_per_task: o.episodes, seed: 0, temperature: 1, seeds: { first_index: 0, count: o.episodes },
-    tasks: o.tasks, policies: [after, before], paired: comparePolicies(after, before),
+    format: EVAL_FORMAT,
+    split: 'heldout',
+    episodes_per_task: o.episodes,
+    seed: 0,
+    temperature: 1,
+    seeds: { first_index: 0, count: o.episodes },
+    tasks: o.tasks,
+    policies: [after, before],
+    paired: comparePolicies(after, before),
   });
   const files = writeEvalFolder(join(o.out, 'eval'), report);
-  const flags = [...(o.configFlags ?? []), '--task', o.tasks.map((t) => t.split('/')[1]).join(','), '--policy', o.policy, '--world-model', o.worldModel];
+  const flags = [
+    ...(o.configFlags ?? []),
+    '--task',
+    o.tasks.map((t) => t.split('/')[1]).join(','),
+    '--policy',
+    o.policy,
+    '--world-model',
+    o.worldModel,
+  ];
   const reproduce = `wmrl train --mode ${o.cfg.mode} --seed ${o.cfg.seed} --iterations ${done} ${flags.join(' ')} --out <dir>`;
   return { out: o.out, iterations: done, seconds: elapsed(), report, files, reproduce };
 }

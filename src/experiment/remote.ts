@@ -19,7 +19,9 @@ const RemoteTaskSchema = z.discriminatedUnion('family', [
 
 /** `executor`: AutoResearch jobs share it (made on the first one). A tabletop task with a world-model
  *  snapshot (OnlineWorldModel.snapshot()) also gets makeModel on that snapshot's weights. */
-export function remoteTaskResolver(o: { executor?: () => Executor } = {}): (remote: Record<string, unknown>, worldModel?: unknown) => Promise<RemoteTask> {
+export function remoteTaskResolver(
+  o: { executor?: () => Executor } = {},
+): (remote: Record<string, unknown>, worldModel?: unknown) => Promise<RemoteTask> {
   let executor: Executor | undefined;
   return async (remote, worldModel) => {
     const parsed = RemoteTaskSchema.safeParse(remote);
@@ -31,7 +33,8 @@ export function remoteTaskResolver(o: { executor?: () => Executor } = {}): (remo
       return researchTrainSetup({ mode: 'real', seed: 0, executor, tasks: [r.task] }).tasks[0];
     }
     const scene = parseScene(r.scene, 'job task scene');
-    const task: RemoteTask = (await tabletopTrainSetup(scene, [r.task], { mode: 'real', worldModel: '', seed: 0 })).tasks[0];
+    const task: RemoteTask = (await tabletopTrainSetup(scene, [r.task], { mode: 'real', worldModel: '', seed: 0 }))
+      .tasks[0];
     if (worldModel === undefined) return task;
     const what = 'job world-model snapshot';
     const spec = tabletopSpec(scene, r.task, fixedCameras(scene));

@@ -3,7 +3,20 @@
 // model, the agent's network config, its behaviour-cloned base on the leaderboards' reference programs,
 // and the held-out evaluation (real execution, test-score leaderboard positions).
 import {
-  AutoResearchEnv, type Executor, OnlineOutcomeModel, type Outcome, type TaskData, VOCAB, executorSource, loadTask, modelSource, programTokens, referenceRuns, researchBranching, researchSpec, TASKS,
+  AutoResearchEnv,
+  type Executor,
+  OnlineOutcomeModel,
+  type Outcome,
+  type TaskData,
+  VOCAB,
+  executorSource,
+  loadTask,
+  modelSource,
+  programTokens,
+  referenceRuns,
+  researchBranching,
+  researchSpec,
+  TASKS,
 } from '../autoresearch/index.ts';
 import { Graph } from '../nn/ir.ts';
 import { ParamStore } from '../nn/params.ts';
@@ -23,7 +36,8 @@ export const HELDOUT_RESEARCH_TASKS = TASKS.filter((t) => t.heldout).map((t) => 
 export const RESEARCH_EVAL_SEED = 1_000_000;
 /** Words of the agent's text observation kept (a description and one feedback line fit). */
 export const AGENT_TEXT_TOKENS = 112;
-const FEEDBACK_WORDS = 'last valid validation accuracy macro f1 rmse beats of the leaderboard malformed invalid runtime error no result predicted stopped timeout memory output does not parse';
+const FEEDBACK_WORDS =
+  'last valid validation accuracy macro f1 rmse beats of the leaderboard malformed invalid runtime error no result predicted stopped timeout memory output does not parse';
 
 /** The agent's network: text (description + last feedback) and the meta-feature box in, one
  *  autoregressive head per program slot out. */
@@ -41,7 +55,12 @@ export function agentSpecHash(): string {
 /** The outcome model as the trainer's RefreshableModel; its "weights" are the rows of its fit: x as
  *  [rows, width] features, y as [rows, 2] (status index, position); step = rows. */
 function refreshable(online: OnlineOutcomeModel): RefreshableModel {
-  const entry = (name: string, shape: number[]) => ({ name, shape: shape.map((d) => Math.max(1, d)), trainable: false, decay: false });
+  const entry = (name: string, shape: number[]) => ({
+    name,
+    shape: shape.map((d) => Math.max(1, d)),
+    trainable: false,
+    decay: false,
+  });
   return {
     addEpisodes: (episodes) => online.addEpisodes(episodes),
     refresh: () => online.refresh(),
@@ -50,10 +69,24 @@ function refreshable(online: OnlineOutcomeModel): RefreshableModel {
       const params = new ParamStore('float32');
       params.add(entry('x', [f.rows, f.width]), f.rows ? f.x : new Float32Array(1));
       params.add(entry('y', [f.rows, 2]), f.rows ? f.y : new Float32Array(1));
-      return { step: f.rows, fitStep: 0, skipped: 0, bestStep: -1, bestScore: null, params, optimizer: { step: 0, m: new Map(), v: new Map() }, best: params };
+      return {
+        step: f.rows,
+        fitStep: 0,
+        skipped: 0,
+        bestStep: -1,
+        bestScore: null,
+        params,
+        optimizer: { step: 0, m: new Map(), v: new Map() },
+        best: params,
+      };
     },
     async restore(state: ModelTrainerState) {
-      online.restoreFit({ rows: state.step, width: state.params.info('x').shape[1], x: state.params.get('x'), y: state.params.get('y') });
+      online.restoreFit({
+        rows: state.step,
+        width: state.params.info('x').shape[1],
+        x: state.params.get('x'),
+        y: state.params.get('y'),
+      });
     },
   };
 }
@@ -62,35 +95,65 @@ function refreshable(online: OnlineOutcomeModel): RefreshableModel {
  *  whole-episode world-model groups (every turn's outcome is predicted independently of the last), a
  *  refresh every 32 executed turns, evaluation outside the loop (held-out tasks). */
 export const RESEARCH_CONFIG = {
-  groupsPerIteration: 4, groupSize: 4, anchorShare: 0.25, minAnchors: 1, samplesPerRollout: 4, branchShare: 0, horizon: 4, branchEvery: 1,
-  fidelityEvery: 0, refreshEvery: 32, numEnvs: 4, batch: 32, lr: 3e-4, evalEvery: 0, checkpointEvery: 4, entropyCoef: 3e-3,
+  groupsPerIteration: 4,
+  groupSize: 4,
+  anchorShare: 0.25,
+  minAnchors: 1,
+  samplesPerRollout: 4,
+  branchShare: 0,
+  horizon: 4,
+  branchEvery: 1,
+  fidelityEvery: 0,
+  refreshEvery: 32,
+  numEnvs: 4,
+  batch: 32,
+  lr: 3e-4,
+  evalEvery: 0,
+  checkpointEvery: 4,
+  entropyCoef: 3e-3,
 };
 
-export function researchTrainSetup(o: { mode: Mode; seed: number; executor: Executor; tasks?: readonly string[]; onRun?: (o: Outcome) => void }): { tasks: TrainTask[]; worldModel?: RefreshableModel; online?: OnlineOutcomeModel } {
+export function researchTrainSetup(o: {
+  mode: Mode;
+  seed: number;
+  executor: Executor;
+  tasks?: readonly string[];
+  onRun?: (o: Outcome) => void;
+}): { tasks: TrainTask[]; worldModel?: RefreshableModel; online?: OnlineOutcomeModel } {
   const data = (o.tasks ?? TRAIN_RESEARCH_TASKS).map(loadTask);
   const held = data.find((t) => t.spec.heldout);
   if (held) throw new RangeError(`research task ${held.spec.id} is held out from training`);
   const online = o.mode !== 'real' ? new OnlineOutcomeModel(data, o.seed) : undefined;
   const real = executorSource(o.executor, o.onRun && ((_t, _k, r) => o.onRun!(r)));
-  const tasks = data.map((task): TrainTask => ({
-    id: `autoresearch/${task.spec.id}`,
-    makeReal: async (n) => new AutoResearchEnv(task, n, real),
-    makeModel: online && (async (n) => new AutoResearchEnv(task, n, modelSource(online.model))),
-    branching: researchBranching(),
-    trainSeed: (k) => k,
-    evalSeed: (k) => RESEARCH_EVAL_SEED + k,
-    trainStarts: RESEARCH_EVAL_SEED, // train seeds end where evaluation seeds begin
-    remote: { family: 'autoresearch', task: task.spec.id },
-  }));
+  const tasks = data.map(
+    (task): TrainTask => ({
+      id: `autoresearch/${task.spec.id}`,
+      makeReal: async (n) => new AutoResearchEnv(task, n, real),
+      makeModel: online && (async (n) => new AutoResearchEnv(task, n, modelSource(online.model))),
+      branching: researchBranching(),
+      trainSeed: (k) => k,
+      evalSeed: (k) => RESEARCH_EVAL_SEED + k,
+      trainStarts: RESEARCH_EVAL_SEED, // train seeds end where evaluation seeds begin
+      remote: { family: 'autoresearch', task: task.spec.id },
+    }),
+  );
   return { tasks, worldModel: online && refreshable(online), online };
 }
 
 /** The base agent: behaviour cloning of every training task's reference programs from the first turn's
  *  observation. Deterministic in `seed`. */
-export async function cloneReferencePrograms(o: { steps: number; seed: number; lr?: number; batch?: number; onStep?: (step: number, loss: number) => void }): Promise<{ config: VlaConfig; params: ParamStore }> {
+export async function cloneReferencePrograms(o: {
+  steps: number;
+  seed: number;
+  lr?: number;
+  batch?: number;
+  onStep?: (step: number, loss: number) => void;
+}): Promise<{ config: VlaConfig; params: ParamStore }> {
   const config = agentConfig();
   const tokenizer = new WordTokenizer(config.tokenizer);
-  const rows: { task: TaskData; tokens: Int32Array }[] = TRAIN_RESEARCH_TASKS.map(loadTask).flatMap((task) => referenceRuns(task.spec.id).map((r) => ({ task, tokens: programTokens(r.program) })));
+  const rows: { task: TaskData; tokens: Int32Array }[] = TRAIN_RESEARCH_TASKS.map(loadTask).flatMap((task) =>
+    referenceRuns(task.spec.id).map((r) => ({ task, tokens: programTokens(r.program) })),
+  );
   const boxDim = config.proprio!.dim;
   const ds = {
     size: rows.length,
@@ -112,7 +175,12 @@ export async function cloneReferencePrograms(o: { steps: number; seed: number; l
   });
   const g = new Graph();
   vlaForwardBuilder(config)(g);
-  const trainer = await BcTrainer.create(config, ParamStore.init(g.params, o.seed), { batch: o.batch ?? 32, lr: o.lr ?? 3e-3, totalSteps: o.steps, seed: o.seed });
+  const trainer = await BcTrainer.create(config, ParamStore.init(g.params, o.seed), {
+    batch: o.batch ?? 32,
+    lr: o.lr ?? 3e-3,
+    totalSteps: o.steps,
+    seed: o.seed,
+  });
   try {
     for (let s = 0; s < o.steps; s++) {
       const r = await trainer.step(ds);
@@ -143,24 +211,49 @@ export interface ResearchEvalResult {
 
 /** The agent on `episodes` evaluation episodes of each task, in real execution (seeds disjoint from
  *  training's), temperature 1 as in training. */
-export async function researchEval(o: { config: VlaConfig; params: ParamStore; tasks: readonly string[]; episodes: number; executor: Executor; seed?: number; numEnvs?: number }): Promise<ResearchEvalResult[]> {
+export async function researchEval(o: {
+  config: VlaConfig;
+  params: ParamStore;
+  tasks: readonly string[];
+  episodes: number;
+  executor: Executor;
+  seed?: number;
+  numEnvs?: number;
+}): Promise<ResearchEvalResult[]> {
   const sampler = await PolicySampler.create(o.config, o.params);
   try {
     const out: ResearchEvalResult[] = [];
     for (const id of o.tasks) {
       const task = loadTask(id);
       const statuses: Record<string, number> = {};
-      const env = new AutoResearchEnv(task, Math.min(o.numEnvs ?? 8, o.episodes), executorSource(o.executor, (_t, _k, r) => (statuses[r.status] = (statuses[r.status] ?? 0) + 1)));
+      const env = new AutoResearchEnv(
+        task,
+        Math.min(o.numEnvs ?? 8, o.episodes),
+        executorSource(o.executor, (_t, _k, r) => (statuses[r.status] = (statuses[r.status] ?? 0) + 1)),
+      );
       const seeds = Array.from({ length: o.episodes }, (_, k) => RESEARCH_EVAL_SEED + k);
       // each step records [submitted run's test position, best ladder value]; an episode's last row is its result
-      const eps = await collectEpisodes(env, samplerPolicy(sampler, { seed: o.seed ?? 0, temperature: 1 }), { seeds, recordState: (i) => [env.state(i).bestTestPosition ?? 0, env.state(i).best] });
+      const eps = await collectEpisodes(env, samplerPolicy(sampler, { seed: o.seed ?? 0, temperature: 1 }), {
+        seeds,
+        recordState: (i) => [env.state(i).bestTestPosition ?? 0, env.state(i).best],
+      });
       const final = eps.map((e) => ({ test: e.states!.at(-2)!, best: e.states!.at(-1)! }));
       const test = final.map((f) => f.test);
-      const m = mean(test), half = 1.96 * std(test) / Math.sqrt(Math.max(1, test.length - 1));
+      const m = mean(test),
+        half = (1.96 * std(test)) / Math.sqrt(Math.max(1, test.length - 1));
       out.push({
-        task: id, episodes: eps.length, testPosition: m, ciLow: m - half, ciHigh: m + half,
-        validShare: final.filter((f) => f.best >= 0.5).length / eps.length, reward: mean(final.map((f) => f.best)),
-        statuses, executions: Object.entries(statuses).filter(([s]) => s !== 'malformed' && s !== 'invalid').reduce((n, [, c]) => n + c, 0), perEpisode: test,
+        task: id,
+        episodes: eps.length,
+        testPosition: m,
+        ciLow: m - half,
+        ciHigh: m + half,
+        validShare: final.filter((f) => f.best >= 0.5).length / eps.length,
+        reward: mean(final.map((f) => f.best)),
+        statuses,
+        executions: Object.entries(statuses)
+          .filter(([s]) => s !== 'malformed' && s !== 'invalid')
+          .reduce((n, [, c]) => n + c, 0),
+        perEpisode: test,
       });
     }
     return out;

@@ -8,7 +8,14 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { parseInput, parseInputJsonText, readInputJson } from '../core/input-file.ts';
-import { type FidelityKey, type TrainClockKey, type TrainMetricKey, type TrainMetrics, TrainMetricsSchema, trainSeconds } from '../core/metrics.ts';
+import {
+  type FidelityKey,
+  type TrainClockKey,
+  type TrainMetricKey,
+  type TrainMetrics,
+  TrainMetricsSchema,
+  trainSeconds,
+} from '../core/metrics.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { wilson } from '../core/stats.ts';
 import { type PolicyResult, comparePolicies, pairedDifference } from '../eval/index.ts';
@@ -19,23 +26,63 @@ import { MODES, type Mode } from '../trainer/index.ts';
 import { heldoutResult } from './tabletop.ts';
 
 const ModeSchema = z.enum(MODES);
-export const SpeedupConfigSchema = z.object({
-  tasks: z.array(z.string()).min(1).default(['tabletop/pick-place', 'tabletop/put-in-bin']).describe('task ids trained and evaluated'),
-  seeds: z.array(z.number().int().min(0)).min(1).default([0]).describe('run seeds; every mode runs on each'),
-  modes: z.array(ModeSchema).min(1).default(['real', 'wmrl', 'mix', 'mix+denoise', 'mix+debias']).describe('modes compared (real is the reference)'),
-  iterations: z.object({ real: z.number().int().positive(), model: z.number().int().positive() }).default({ real: 160, model: 320 }).describe('policy updates of real and of every mode with world-model groups'),
-  evalEvery: z.object({ real: z.number().int().positive(), model: z.number().int().positive() }).default({ real: 16, model: 32 }).describe('held-out evaluation during training (the curves) every this many iterations'),
-  evalEpisodes: z.number().int().positive().default(100).describe('held-out episodes per task at each curve point (and before training)'),
-  finalEpisodes: z.number().int().positive().default(100).describe('held-out episodes per task of the final paired evaluation'),
-  jobs: z.number().int().positive().default(2).describe('training runs at once (each uses about one core)'),
-  preset: z.string().default('default').describe('trainer preset of every run (smoke: what tests use)'),
-}).strict();
+export const SpeedupConfigSchema = z
+  .object({
+    tasks: z
+      .array(z.string())
+      .min(1)
+      .default(['tabletop/pick-place', 'tabletop/put-in-bin'])
+      .describe('task ids trained and evaluated'),
+    seeds: z.array(z.number().int().min(0)).min(1).default([0]).describe('run seeds; every mode runs on each'),
+    modes: z
+      .array(ModeSchema)
+      .min(1)
+      .default(['real', 'wmrl', 'mix', 'mix+denoise', 'mix+debias'])
+      .describe('modes compared (real is the reference)'),
+    iterations: z
+      .object({ real: z.number().int().positive(), model: z.number().int().positive() })
+      .default({ real: 160, model: 320 })
+      .describe('policy updates of real and of every mode with world-model groups'),
+    evalEvery: z
+      .object({ real: z.number().int().positive(), model: z.number().int().positive() })
+      .default({ real: 16, model: 32 })
+      .describe('held-out evaluation during training (the curves) every this many iterations'),
+    evalEpisodes: z
+      .number()
+      .int()
+      .positive()
+      .default(100)
+      .describe('held-out episodes per task at each curve point (and before training)'),
+    finalEpisodes: z
+      .number()
+      .int()
+      .positive()
+      .default(100)
+      .describe('held-out episodes per task of the final paired evaluation'),
+    jobs: z.number().int().positive().default(2).describe('training runs at once (each uses about one core)'),
+    preset: z.string().default('default').describe('trainer preset of every run (smoke: what tests use)'),
+  })
+  .strict();
 export type SpeedupConfig = z.output<typeof SpeedupConfigSchema>;
 
-export interface SpeedupPaths { runs: string; report: string; policy: string; worldModel: string; scene?: string; bin: string }
+export interface SpeedupPaths {
+  runs: string;
+  report: string;
+  policy: string;
+  worldModel: string;
+  scene?: string;
+  bin: string;
+}
 
 /** One point of a learning curve: held-out success after `iteration` updates. */
-export interface CurvePoint { iteration: number; seconds: number; physicsSteps: number; success: number; low: number; high: number }
+export interface CurvePoint {
+  iteration: number;
+  seconds: number;
+  physicsSteps: number;
+  success: number;
+  low: number;
+  high: number;
+}
 
 const runName = (mode: Mode, seed: number) => `${mode.replace('+', '-')}-seed${seed}`;
 const isModel = (mode: Mode) => mode !== 'real';
@@ -44,35 +91,83 @@ const isModel = (mode: Mode) => mode !== 'real';
 function metricsOf(dir: string): TrainMetrics[] {
   const path = join(dir, 'metrics.jsonl');
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l, i) => parseInput(parseInputJsonText(path, l, 'metrics line'), TrainMetricsSchema, `${path} line ${i + 1}`));
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l, i) =>
+      parseInput(parseInputJsonText(path, l, 'metrics line'), TrainMetricsSchema, `${path} line ${i + 1}`),
+    );
 }
 
 /** What a learning curve reads of a metrics line. */
-type CurveLine = Pick<TrainMetrics, 'iteration' | 'steps/physics' | TrainClockKey | 'eval/success' | 'eval/ci_low' | 'eval/ci_high' | 'eval_initial/success' | 'eval_initial/ci_low' | 'eval_initial/ci_high'>;
+type CurveLine = Pick<
+  TrainMetrics,
+  | 'iteration'
+  | 'steps/physics'
+  | TrainClockKey
+  | 'eval/success'
+  | 'eval/ci_low'
+  | 'eval/ci_high'
+  | 'eval_initial/success'
+  | 'eval_initial/ci_low'
+  | 'eval_initial/ci_high'
+>;
 
 /** The training clock and physics steps at each evaluation of a run (evaluation itself is off the clock). */
 export function curveOf(metrics: readonly CurveLine[]): CurvePoint[] {
   let seconds = 0;
   const out: CurvePoint[] = [];
   for (const m of metrics) {
-    if (m['eval_initial/success'] !== undefined) out.push({ iteration: 0, seconds: 0, physicsSteps: 0, success: m['eval_initial/success'], low: m['eval_initial/ci_low']!, high: m['eval_initial/ci_high']! });
+    if (m['eval_initial/success'] !== undefined)
+      out.push({
+        iteration: 0,
+        seconds: 0,
+        physicsSteps: 0,
+        success: m['eval_initial/success'],
+        low: m['eval_initial/ci_low']!,
+        high: m['eval_initial/ci_high']!,
+      });
     seconds += trainSeconds(m);
-    if (m['eval/success'] !== undefined) out.push({ iteration: m.iteration, seconds, physicsSteps: m['steps/physics'], success: m['eval/success'], low: m['eval/ci_low']!, high: m['eval/ci_high']! });
+    if (m['eval/success'] !== undefined)
+      out.push({
+        iteration: m.iteration,
+        seconds,
+        physicsSteps: m['steps/physics'],
+        success: m['eval/success'],
+        low: m['eval/ci_low']!,
+        high: m['eval/ci_high']!,
+      });
   }
   return out;
 }
 
 /** The report's time components and the metrics they sum. */
-const TIME = { physics: 'time/physics_s', world_model: 'time/world_model_s', training: 'time/training_s', refresh: 'time/refresh_s', eval: 'time/eval_s', fidelity: 'time/fidelity_s' } as const satisfies Record<string, TrainMetricKey>;
+const TIME = {
+  physics: 'time/physics_s',
+  world_model: 'time/world_model_s',
+  training: 'time/training_s',
+  refresh: 'time/refresh_s',
+  eval: 'time/eval_s',
+  fidelity: 'time/fidelity_s',
+} as const satisfies Record<string, TrainMetricKey>;
 type TimeKey = (typeof TIME)[keyof typeof TIME];
 
 /** Each time metric summed over a run. */
 function secondsOf(metrics: readonly TrainMetrics[]): Record<TimeKey, number> {
-  return Object.fromEntries(Object.values(TIME).map((key) => [key, metrics.reduce((s, m) => s + m[key], 0)])) as Record<TimeKey, number>;
+  return Object.fromEntries(Object.values(TIME).map((key) => [key, metrics.reduce((s, m) => s + m[key], 0)])) as Record<
+    TimeKey,
+    number
+  >;
 }
 
 /** Runs `wmrl train` for one (mode, seed): a fresh run, or --resume of an interrupted one. */
-function trainRun(p: SpeedupPaths, cfg: SpeedupConfig, mode: Mode, seed: number, log: (line: string) => void): Promise<void> {
+function trainRun(
+  p: SpeedupPaths,
+  cfg: SpeedupConfig,
+  mode: Mode,
+  seed: number,
+  log: (line: string) => void,
+): Promise<void> {
   const dir = join(p.runs, runName(mode, seed));
   const iterations = isModel(mode) ? cfg.iterations.model : cfg.iterations.real;
   if (metricsOf(dir).length >= iterations && existsSync(join(dir, 'policy.onnx'))) return Promise.resolve();
@@ -80,51 +175,107 @@ function trainRun(p: SpeedupPaths, cfg: SpeedupConfig, mode: Mode, seed: number,
   if (!resume) rmSync(dir, { recursive: true, force: true }); // started but never checkpointed
   const configPath = join(p.runs, `${runName(mode, seed)}.config.json`);
   const evalEvery = isModel(mode) ? cfg.evalEvery.model : cfg.evalEvery.real;
-  commitFiles([{ path: configPath, data: `${JSON.stringify({ iterations, evalEvery, evalEpisodes: cfg.evalEpisodes }, null, 2)}\n` }]);
-  const args = resume ? ['train', '--resume', dir] : ['train', '--mode', mode, '--seed', String(seed), '--out', dir, '--preset', cfg.preset, '--config', configPath, '--task', cfg.tasks.join(','), '--policy', p.policy, '--world-model', p.worldModel, ...(p.scene ? ['--scene', p.scene] : [])];
+  commitFiles([
+    {
+      path: configPath,
+      data: `${JSON.stringify({ iterations, evalEvery, evalEpisodes: cfg.evalEpisodes }, null, 2)}\n`,
+    },
+  ]);
+  const args = resume
+    ? ['train', '--resume', dir]
+    : [
+        'train',
+        '--mode',
+        mode,
+        '--seed',
+        String(seed),
+        '--out',
+        dir,
+        '--preset',
+        cfg.preset,
+        '--config',
+        configPath,
+        '--task',
+        cfg.tasks.join(','),
+        '--policy',
+        p.policy,
+        '--world-model',
+        p.worldModel,
+        ...(p.scene ? ['--scene', p.scene] : []),
+      ];
   log(`${resume ? 'resuming' : 'training'} ${runName(mode, seed)} (${iterations} iterations)`);
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [p.bin, ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
-    child.stderr.on('data', (d) => { err = (err + d).slice(-4000); });
+    child.stderr.on('data', (d) => {
+      err = (err + d).slice(-4000);
+    });
     child.stdout.resume();
     child.on('error', fail);
-    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`wmrl ${args.join(' ')} exited with ${code}:\n${err.trim().split('\n').slice(-5).join('\n')}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? done()
+        : fail(
+            new Error(`wmrl ${args.join(' ')} exited with ${code}:\n${err.trim().split('\n').slice(-5).join('\n')}`),
+          ),
+    );
   });
 }
 
 /** Runs `tasks` (functions returning promises) with at most `jobs` in flight. */
 async function pool(jobs: number, tasks: (() => Promise<void>)[]): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
-    while (next < tasks.length) await tasks[next++]();
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
+      while (next < tasks.length) await tasks[next++]();
+    }),
+  );
 }
 
 /** Held-out evaluation of a policy file, cached in `cache` (JSON), with the eval module's protocol. */
 async function evalCached(scene: Scene, cfg: SpeedupConfig, policy: string, cache: string): Promise<PolicyResult> {
-  const Schema = z.object({ policy: z.string(), episodes: z.number(), tasks: z.array(z.string()), result: z.unknown() });
+  const Schema = z.object({
+    policy: z.string(),
+    episodes: z.number(),
+    tasks: z.array(z.string()),
+    result: z.unknown(),
+  });
   if (existsSync(cache)) {
     const c = readInputJson(cache, Schema, 'evaluation cache');
-    if (c.episodes === cfg.finalEpisodes && canonicalJson(c.tasks) === canonicalJson(cfg.tasks)) return c.result as PolicyResult;
+    if (c.episodes === cfg.finalEpisodes && canonicalJson(c.tasks) === canonicalJson(cfg.tasks))
+      return c.result as PolicyResult;
   }
   const result = await heldoutResult(scene, cfg.tasks, policy, cfg.finalEpisodes);
-  commitFiles([{ path: cache, data: `${JSON.stringify({ policy, episodes: cfg.finalEpisodes, tasks: cfg.tasks, result })}\n` }]);
+  commitFiles([
+    { path: cache, data: `${JSON.stringify({ policy, episodes: cfg.finalEpisodes, tasks: cfg.tasks, result })}\n` },
+  ]);
   return result;
 }
 
 /** Success and paired difference to the base, overall and on seen / reserved object-target pairs. */
 function splitResults(scene: Scene, cfg: SpeedupConfig, run: PolicyResult, base: PolicyResult) {
-  const reserved = cfg.tasks.flatMap((t) => Array.from({ length: cfg.finalEpisodes }, (_, k) => usesReservedPair(scene, sampleTask(scene, t, splitSeed(scene, 'heldout', k)))));
+  const reserved = cfg.tasks.flatMap((t) =>
+    Array.from({ length: cfg.finalEpisodes }, (_, k) =>
+      usesReservedPair(scene, sampleTask(scene, t, splitSeed(scene, 'heldout', k))),
+    ),
+  );
   const a = cfg.tasks.flatMap((t) => run.outcomes[t]);
   const b = cfg.tasks.flatMap((t) => base.outcomes[t]);
   const part = (keep: (k: number) => boolean) => {
     const xa = a.filter((_, k) => keep(k));
     const xb = b.filter((_, k) => keep(k));
-    const w = wilson(xa.reduce((s: number, x) => s + x, 0), xa.length);
+    const w = wilson(
+      xa.reduce((s: number, x) => s + x, 0),
+      xa.length,
+    );
     return { success: w.rate, ci_low: w.low, ci_high: w.high, episodes: xa.length, vs_base: pairedDifference(xa, xb) };
   };
-  return { overall: part(() => true), seen: part((k) => !reserved[k]), reserved: part((k) => reserved[k]), per_task: comparePolicies(run, base) };
+  return {
+    overall: part(() => true),
+    seen: part((k) => !reserved[k]),
+    reserved: part((k) => reserved[k]),
+    per_task: comparePolicies(run, base),
+  };
 }
 
 /** The first curve point from which on the curve's mean success stays at or above `target` (a noisy
@@ -137,32 +288,75 @@ export function reach(curve: readonly CurvePoint[], target: number): CurvePoint 
   return null;
 }
 
-export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPaths, log: (line: string) => void = () => {}) {
-  if (!cfg.modes.includes('real')) throw new InputError('--modes: must include real (the reference the speedup is measured against)');
+export async function runSpeedup(
+  scene: Scene,
+  cfg: SpeedupConfig,
+  p: SpeedupPaths,
+  log: (line: string) => void = () => {},
+) {
+  if (!cfg.modes.includes('real'))
+    throw new InputError('--modes: must include real (the reference the speedup is measured against)');
   // runs made with other settings must not be mixed in (modes, seeds and jobs may change)
   const stamp = join(p.runs, 'experiment.json');
-  const identity = (c: SpeedupConfig, policy: string, worldModel: string) => canonicalJson({ config: { ...c, jobs: undefined, modes: undefined, seeds: undefined }, policy, worldModel });
+  const identity = (c: SpeedupConfig, policy: string, worldModel: string) =>
+    canonicalJson({ config: { ...c, jobs: undefined, modes: undefined, seeds: undefined }, policy, worldModel });
   if (existsSync(stamp)) {
-    const prev = readInputJson(stamp, z.object({ config: SpeedupConfigSchema.partial(), policy: z.string(), worldModel: z.string() }), 'experiment stamp');
-    if (identity(SpeedupConfigSchema.parse({ ...prev.config, jobs: 1 }), prev.policy, prev.worldModel) !== identity(cfg, p.policy, p.worldModel)) {
-      throw new InputError(`${stamp}: the runs there were made with another configuration; use another --runs folder or delete it`);
+    const prev = readInputJson(
+      stamp,
+      z.object({ config: SpeedupConfigSchema.partial(), policy: z.string(), worldModel: z.string() }),
+      'experiment stamp',
+    );
+    if (
+      identity(SpeedupConfigSchema.parse({ ...prev.config, jobs: 1 }), prev.policy, prev.worldModel) !==
+      identity(cfg, p.policy, p.worldModel)
+    ) {
+      throw new InputError(
+        `${stamp}: the runs there were made with another configuration; use another --runs folder or delete it`,
+      );
     }
   }
-  commitFiles([{ path: stamp, data: `${JSON.stringify({ config: cfg, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` }]);
+  commitFiles([
+    { path: stamp, data: `${JSON.stringify({ config: cfg, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` },
+  ]);
 
   // 1. every (mode, seed) run, real first so the reference is never the one left unfinished
   const plan = cfg.seeds.flatMap((seed) => cfg.modes.map((mode) => ({ mode, seed })));
-  await pool(cfg.jobs, plan.map(({ mode, seed }) => () => trainRun(p, cfg, mode, seed, log)));
+  await pool(
+    cfg.jobs,
+    plan.map(
+      ({ mode, seed }) =>
+        () =>
+          trainRun(p, cfg, mode, seed, log),
+    ),
+  );
 
   // 2. final held-out evaluation (paired against the base on the same seeds)
   log(`evaluating the base and ${plan.length} trained policies on ${cfg.finalEpisodes} held-out episodes per task`);
   const base = await evalCached(scene, cfg, p.policy, join(p.runs, 'base-eval.json'));
-  const runs: { mode: Mode; seed: number; dir: string; metrics: TrainMetrics[]; final: PolicyResult; curve: CurvePoint[]; seconds: Record<TimeKey, number>; results: ReturnType<typeof splitResults> }[] = [];
+  const runs: {
+    mode: Mode;
+    seed: number;
+    dir: string;
+    metrics: TrainMetrics[];
+    final: PolicyResult;
+    curve: CurvePoint[];
+    seconds: Record<TimeKey, number>;
+    results: ReturnType<typeof splitResults>;
+  }[] = [];
   for (const { mode, seed } of plan) {
     const dir = join(p.runs, runName(mode, seed));
     const metrics = metricsOf(dir);
     const final = await evalCached(scene, cfg, join(dir, 'policy.onnx'), join(dir, 'final-eval.json'));
-    runs.push({ mode, seed, dir, metrics, final, curve: curveOf(metrics), seconds: secondsOf(metrics), results: splitResults(scene, cfg, final, base) });
+    runs.push({
+      mode,
+      seed,
+      dir,
+      metrics,
+      final,
+      curve: curveOf(metrics),
+      seconds: secondsOf(metrics),
+      results: splitResults(scene, cfg, final, base),
+    });
   }
 
   // 3. speedup: real's final success (the mean of its last three curve points) and the time each run,
@@ -177,27 +371,52 @@ export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPat
     const runSeconds = trainSeconds(r.seconds);
     // the ceiling: the same run if world-model steps cost nothing
     const realSeconds = trainSeconds(real.seconds);
-    const vsReal = pairedDifference(cfg.tasks.flatMap((t) => r.final.outcomes[t]), cfg.tasks.flatMap((t) => real.final.outcomes[t]));
-    const free = hit ? hit.seconds * (runSeconds - r.seconds['time/world_model_s']) / Math.max(1e-9, runSeconds) : null;
+    const vsReal = pairedDifference(
+      cfg.tasks.flatMap((t) => r.final.outcomes[t]),
+      cfg.tasks.flatMap((t) => real.final.outcomes[t]),
+    );
+    const free = hit
+      ? (hit.seconds * (runSeconds - r.seconds['time/world_model_s'])) / Math.max(1e-9, runSeconds)
+      : null;
     return {
-      mode: r.mode, seed: r.seed, iterations: r.metrics.length, train_seconds: runSeconds, physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
-      world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0, time: Object.fromEntries(Object.entries(TIME).map(([name, key]) => [name, r.seconds[key]])), final: r.results,
+      mode: r.mode,
+      seed: r.seed,
+      iterations: r.metrics.length,
+      train_seconds: runSeconds,
+      physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
+      world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0,
+      time: Object.fromEntries(Object.entries(TIME).map(([name, key]) => [name, r.seconds[key]])),
+      final: r.results,
       vs_real: vsReal,
       // from the final evaluations alone: a run that ends at least as high as real reached real's final
       // success no later than its own end
       speedup_wall_at_least: vsReal.diff >= 0 ? realSeconds / Math.max(1e-9, runSeconds) : null,
-      speedup_physics_at_least: vsReal.diff >= 0 ? (real.metrics.at(-1)?.['steps/physics'] ?? 0) / Math.max(1, r.metrics.at(-1)?.['steps/physics'] ?? 0) : null,
-      target, reached_at: hit, real_reached_at: ref,
+      speedup_physics_at_least:
+        vsReal.diff >= 0
+          ? (real.metrics.at(-1)?.['steps/physics'] ?? 0) / Math.max(1, r.metrics.at(-1)?.['steps/physics'] ?? 0)
+          : null,
+      target,
+      reached_at: hit,
+      real_reached_at: ref,
       speedup_wall: hit ? ref.seconds / Math.max(1e-9, hit.seconds) : null,
       speedup_physics: hit ? ref.physicsSteps / Math.max(1, hit.physicsSteps) : null,
       speedup_wall_ceiling: free !== null ? ref.seconds / Math.max(1e-9, free) : null,
-      equal_reward_groups: r.metrics.reduce((s, m) => s + m['groups/zero_variance'], 0) / Math.max(1, r.metrics.reduce((s, m) => s + m['groups/anchor'] + m['groups/wm'], 0)),
+      equal_reward_groups:
+        r.metrics.reduce((s, m) => s + m['groups/zero_variance'], 0) /
+        Math.max(
+          1,
+          r.metrics.reduce((s, m) => s + m['groups/anchor'] + m['groups/wm'], 0),
+        ),
       fidelity: fidelitySummary(r.metrics),
     };
   });
   const report = {
-    format: 'wmrl-speedup/1', config: cfg, policy: p.policy, world_model: p.worldModel,
-    base: splitResults(scene, cfg, base, base), runs: table,
+    format: 'wmrl-speedup/1',
+    config: cfg,
+    policy: p.policy,
+    world_model: p.worldModel,
+    base: splitResults(scene, cfg, base, base),
+    runs: table,
     curves: runs.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve })),
   };
   return report;
@@ -205,13 +424,23 @@ export async function runSpeedup(scene: Scene, cfg: SpeedupConfig, p: SpeedupPat
 export type SpeedupReport = Awaited<ReturnType<typeof runSpeedup>>;
 
 /** Mean fidelity per horizon over a run's measurements. */
-function fidelitySummary(metrics: readonly TrainMetrics[]): Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> {
+function fidelitySummary(
+  metrics: readonly TrainMetrics[],
+): Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> {
   const out: Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> = {};
-  for (const key of new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^fidelity\/(h\d+|whole)\/rank_corr$/.test(k)))) {
+  for (const key of new Set(
+    metrics.flatMap((m) => Object.keys(m)).filter((k) => /^fidelity\/(h\d+|whole)\/rank_corr$/.test(k)),
+  )) {
     const h = key.split('/')[1] as `h${number}` | 'whole';
     const rows = metrics.filter((m) => key in m);
-    const avg = (k: 'rank_corr' | 'gain_rank_corr' | 'bias') => rows.reduce((s, m) => s + m[`fidelity/${h}/${k}` satisfies FidelityKey]!, 0) / rows.length;
-    out[h] = { rank_corr: avg('rank_corr'), gain_rank_corr: avg('gain_rank_corr'), bias: avg('bias'), measurements: rows.length };
+    const avg = (k: 'rank_corr' | 'gain_rank_corr' | 'bias') =>
+      rows.reduce((s, m) => s + m[`fidelity/${h}/${k}` satisfies FidelityKey]!, 0) / rows.length;
+    out[h] = {
+      rank_corr: avg('rank_corr'),
+      gain_rank_corr: avg('gain_rank_corr'),
+      bias: avg('bias'),
+      measurements: rows.length,
+    };
   }
   return out;
 }

@@ -11,29 +11,52 @@ import type { Mode, TrainTask } from '../trainer/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
 
 /** `live`: env 0 of every env the trainer makes streams to viewers (results are unchanged). */
-export async function tabletopTrainSetup(scene: Scene, taskIds: readonly string[], o: { mode: Mode; worldModel: string; seed: number; live?: FrameSink }): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
+export async function tabletopTrainSetup(
+  scene: Scene,
+  taskIds: readonly string[],
+  o: { mode: Mode; worldModel: string; seed: number; live?: FrameSink },
+): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
   const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
-  if (o.mode !== 'real' && !existsSync(o.worldModel)) throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
-  const worldModel = o.mode !== 'real' ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
+  if (o.mode !== 'real' && !existsSync(o.worldModel))
+    throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
+  const worldModel =
+    o.mode !== 'real' ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
   let made = 0;
-  const tap = (env: Env & FrameSource, kind: string): Env => (o.live ? tapFrames(env, o.live, `${shortName(env)} ${kind} ${++made}`) : env);
-  const tasks = taskIds.map((taskId, k): TrainTask => ({
-    id: taskId,
-    makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
-    makeModel: worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs), 'world model')),
-    branching: tabletopBranching(scene, taskId),
-    trainSeed: (i) => splitSeed(scene, 'train', i),
-    evalSeed: (i) => splitSeed(scene, 'heldout', i),
-    trainStarts: splitSize(scene, 'train'),
-    remote: { family: 'tabletop', task: taskId, scene },
-  }));
+  const tap = (env: Env & FrameSource, kind: string): Env =>
+    o.live ? tapFrames(env, o.live, `${shortName(env)} ${kind} ${++made}`) : env;
+  const tasks = taskIds.map(
+    (taskId, k): TrainTask => ({
+      id: taskId,
+      makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
+      makeModel: worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs), 'world model')),
+      branching: tabletopBranching(scene, taskId),
+      trainSeed: (i) => splitSeed(scene, 'train', i),
+      evalSeed: (i) => splitSeed(scene, 'heldout', i),
+      trainStarts: splitSize(scene, 'train'),
+      remote: { family: 'tabletop', task: taskId, scene },
+    }),
+  );
   return { tasks, worldModel };
 }
 
 const shortName = (env: Env) => env.spec.id.replace(/^tabletop\//, '');
 
 /** One policy file on `episodes` held-out episodes per task (seeds 0.., temperature 1), by the eval protocol. */
-export async function heldoutResult(scene: Scene, tasks: string[], policy: string, episodes: number): Promise<PolicyResult> {
-  const report = await runEval({ scene, tasks, policies: [policy], split: 'heldout', episodes, seed: 0, temperature: 1, numEnvs: 16 });
+export async function heldoutResult(
+  scene: Scene,
+  tasks: string[],
+  policy: string,
+  episodes: number,
+): Promise<PolicyResult> {
+  const report = await runEval({
+    scene,
+    tasks,
+    policies: [policy],
+    split: 'heldout',
+    episodes,
+    seed: 0,
+    temperature: 1,
+    numEnvs: 16,
+  });
   return report.policies[0];
 }

@@ -6,11 +6,23 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { readInputFile, readInputJson } from '../core/input-file.ts';
-import { CHECKPOINT_BIN, CHECKPOINT_JSON, type CommitOptions, commitCheckpoint, recoverFolder, sha256Hex } from '../store/index.ts';
+import {
+  CHECKPOINT_BIN,
+  CHECKPOINT_JSON,
+  type CommitOptions,
+  commitCheckpoint,
+  recoverFolder,
+  sha256Hex,
+} from '../store/index.ts';
 import { ParamStore } from './params.ts';
 import type { OptimizerState } from './train.ts';
 
-const InfoSchema = z.object({ name: z.string(), shape: z.array(z.number().int().positive()), trainable: z.boolean(), decay: z.boolean() });
+const InfoSchema = z.object({
+  name: z.string(),
+  shape: z.array(z.number().int().positive()),
+  trainable: z.boolean(),
+  decay: z.boolean(),
+});
 
 const CheckpointSchema = z.object({
   format: z.string(),
@@ -43,18 +55,22 @@ export interface TrainCheckpoint {
 const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 
 function refuseNonFinite(what: string, a: ArrayLike<number>): void {
-  for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i])) throw new Error(`saveTrainCheckpoint: refusing to write ${what}[${i}] = ${a[i]}`);
+  for (let i = 0; i < a.length; i++)
+    if (!Number.isFinite(a[i])) throw new Error(`saveTrainCheckpoint: refusing to write ${what}[${i}] = ${a[i]}`);
 }
 
 export function saveTrainCheckpoint(dir: string, format: string, ck: TrainCheckpoint, commit?: CommitOptions): void {
   const stores: Record<string, ParamStore> = { params: ck.params, ...ck.extra };
-  for (const s of Object.values(stores)) if (s.float !== 'float32') throw new Error('saveTrainCheckpoint: only float32 parameters are supported');
+  for (const s of Object.values(stores))
+    if (s.float !== 'float32') throw new Error('saveTrainCheckpoint: only float32 parameters are supported');
   const trainable = [...ck.optimizer.m.keys()];
   const arrays: { what: string; data: ArrayLike<number> }[] = [];
-  for (const [key, s] of Object.entries(stores)) if (key === 'params') for (const n of s.names) arrays.push({ what: `params "${n}"`, data: s.get(n) });
+  for (const [key, s] of Object.entries(stores))
+    if (key === 'params') for (const n of s.names) arrays.push({ what: `params "${n}"`, data: s.get(n) });
   for (const n of trainable) arrays.push({ what: `AdamW m "${n}"`, data: ck.optimizer.m.get(n)! });
   for (const n of trainable) arrays.push({ what: `AdamW v "${n}"`, data: ck.optimizer.v.get(n)! });
-  for (const [key, s] of Object.entries(stores)) if (key !== 'params') for (const n of s.names) arrays.push({ what: `${key} "${n}"`, data: s.get(n) });
+  for (const [key, s] of Object.entries(stores))
+    if (key !== 'params') for (const n of s.names) arrays.push({ what: `${key} "${n}"`, data: s.get(n) });
   const flat = new Float32Array(arrays.reduce((t, a) => t + a.data.length, 0));
   let k = 0;
   for (const a of arrays) {
@@ -64,7 +80,13 @@ export function saveTrainCheckpoint(dir: string, format: string, ck: TrainCheckp
   }
   const bin = new Uint8Array(flat.buffer);
   const json = {
-    format, step: ck.step, adamStep: ck.optimizer.step, run: ck.run, info: ck.info, float: 'float32', binSha256: sha256Hex(bin),
+    format,
+    step: ck.step,
+    adamStep: ck.optimizer.step,
+    run: ck.run,
+    info: ck.info,
+    float: 'float32',
+    binSha256: sha256Hex(bin),
     stores: Object.fromEntries(Object.entries(stores).map(([key, s]) => [key, s.names.map((n) => s.info(n))])),
     trainable,
   };
@@ -77,21 +99,34 @@ export function loadTrainCheckpoint(dir: string, format: string): TrainCheckpoin
   const jsonPath = join(dir, CHECKPOINT_JSON);
   const binPath = join(dir, CHECKPOINT_BIN);
   const c = readInputJson(jsonPath, CheckpointSchema, 'checkpoint');
-  if (c.format !== format) throw new InputError(`${jsonPath}: format: "${c.format}", expected "${format}" (a checkpoint of another kind or version)`);
+  if (c.format !== format)
+    throw new InputError(
+      `${jsonPath}: format: "${c.format}", expected "${format}" (a checkpoint of another kind or version)`,
+    );
   if (!c.stores.params) throw new InputError(`${jsonPath}: stores.params: missing`);
   const buf = readInputFile(binPath, 'checkpoint data');
-  if (sha256Hex(buf) !== c.binSha256) throw new InputError(`${binPath}: sha256 does not match binSha256 in ${jsonPath} (torn, edited or from another checkpoint)`);
+  if (sha256Hex(buf) !== c.binSha256)
+    throw new InputError(
+      `${binPath}: sha256 does not match binSha256 in ${jsonPath} (torn, edited or from another checkpoint)`,
+    );
   const shapes = new Map(c.stores.params.map((p) => [p.name, p.shape]));
-  for (const n of c.trainable) if (!shapes.has(n)) throw new InputError(`${jsonPath}: trainable: "${n}" is not in stores.params`);
+  for (const n of c.trainable)
+    if (!shapes.has(n)) throw new InputError(`${jsonPath}: trainable: "${n}" is not in stores.params`);
   const extraKeys = Object.keys(c.stores).filter((k) => k !== 'params');
   const count = (list: z.infer<typeof InfoSchema>[]) => list.reduce((s, p) => s + size(p.shape), 0);
-  const expected = count(c.stores.params) + 2 * c.trainable.reduce((s, n) => s + size(shapes.get(n)!), 0) + extraKeys.reduce((s, k) => s + count(c.stores[k]), 0);
-  if (buf.byteLength !== 4 * expected) throw new InputError(`${binPath}: ${buf.byteLength} bytes, ${jsonPath} describes ${expected} float32 values`);
+  const expected =
+    count(c.stores.params) +
+    2 * c.trainable.reduce((s, n) => s + size(shapes.get(n)!), 0) +
+    extraKeys.reduce((s, k) => s + count(c.stores[k]), 0);
+  if (buf.byteLength !== 4 * expected)
+    throw new InputError(`${binPath}: ${buf.byteLength} bytes, ${jsonPath} describes ${expected} float32 values`);
   const flat = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
   let k = 0;
   const take = (what: string, n: number) => {
     const a = flat.slice(k, (k += n));
-    for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i])) throw new InputError(`${binPath}: ${what}[${i}] is ${a[i]} (a checkpoint must hold finite values)`);
+    for (let i = 0; i < a.length; i++)
+      if (!Number.isFinite(a[i]))
+        throw new InputError(`${binPath}: ${what}[${i}] is ${a[i]} (a checkpoint must hold finite values)`);
     return a;
   };
   const read = (key: string) => {

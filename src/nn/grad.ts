@@ -25,7 +25,12 @@ const lastTwo = (t: Tensor): number[] => [...t.shape.slice(0, -2).map((_, i) => 
 function reduceGrad(n: Node, g: Tensor): Tensor {
   const x = n.inputs[0];
   const axes = n.meta.axes as number[];
-  const kept = n.meta.keepdims ? g : o.reshape(g, x.shape.map((d, i) => (axes.includes(i) ? 1 : d)));
+  const kept = n.meta.keepdims
+    ? g
+    : o.reshape(
+        g,
+        x.shape.map((d, i) => (axes.includes(i) ? 1 : d)),
+      );
   return o.expand(kept, x.shape, x);
 }
 
@@ -47,24 +52,33 @@ function convGrad(n: Node, g: Tensor): (Tensor | null)[] {
   // cut them from the end padding (or, if that is too small, from the input itself).
   let xt = o.transpose(x, [1, 0, 2, 3]);
   const pads = [...p];
-  for (const [axis, k, s0] of [[2, kh, s[0]], [3, kw, s[1]]] as const) {
+  for (const [axis, k, s0] of [
+    [2, kh, s[0]],
+    [3, kw, s[1]],
+  ] as const) {
     const extra = x.shape[axis] + p[axis - 2] + p[axis] - s0 * (g.shape[axis] - 1) - k;
     const fromPad = Math.min(extra, p[axis]);
     pads[axis] -= fromPad;
     if (extra > fromPad) xt = o.slice(xt, axis, 0, x.shape[axis] - (extra - fromPad));
   }
-  const gw = o.transpose(o.conv(xt, o.transpose(g, [1, 0, 2, 3]), null, { pads: pads as [number, number, number, number], dilations: s }), [1, 0, 2, 3]);
+  const gw = o.transpose(
+    o.conv(xt, o.transpose(g, [1, 0, 2, 3]), null, { pads: pads as [number, number, number, number], dilations: s }),
+    [1, 0, 2, 3],
+  );
   return b ? [gx, gw, o.reduceSum(g, [0, 2, 3])] : [gx, gw];
 }
 
 function convTransposeGrad(n: Node, g: Tensor): Tensor[] {
   const [x, w] = n.inputs;
-  const ints = (name: string, dflt: number[]): number[] => ((n.attrs[name] as { ints: number[] } | undefined)?.ints ?? dflt);
+  const ints = (name: string, dflt: number[]): number[] =>
+    (n.attrs[name] as { ints: number[] } | undefined)?.ints ?? dflt;
   const s = ints('strides', [1, 1]) as [number, number];
   const p = ints('pads', [0, 0, 0, 0]);
   const outPad = ints('output_padding', [0, 0]);
-  if (ints('dilations', [1, 1]).some((v) => v !== 1)) throw new Error('ConvTranspose gradient: dilated transposed convolutions are not supported');
-  if (n.attrs.group && (n.attrs.group as { i: number }).i !== 1) throw new Error('ConvTranspose gradient: grouped transposed convolutions are not supported');
+  if (ints('dilations', [1, 1]).some((v) => v !== 1))
+    throw new Error('ConvTranspose gradient: dilated transposed convolutions are not supported');
+  if (n.attrs.group && (n.attrs.group as { i: number }).i !== 1)
+    throw new Error('ConvTranspose gradient: grouped transposed convolutions are not supported');
   if (n.inputs.length > 2) throw new Error('ConvTranspose gradient: a bias input is not supported');
   // Output rows that output_padding adds beyond the end padding see no input: cut them from g;
   // output_padding within the end padding only shortens the padding the adjoint Conv sees.
@@ -89,7 +103,11 @@ function gatherGrad(n: Node, g: Tensor): (Tensor | null)[] {
   const rows = data.shape[0];
   const width = data.size / rows;
   const flatIdx = o.reshape(idx, [DYN, 1]);
-  const range = data.graph.constant(Array.from({ length: rows }, (_, i) => i), [1, rows], idx.dtype);
+  const range = data.graph.constant(
+    Array.from({ length: rows }, (_, i) => i),
+    [1, rows],
+    idx.dtype,
+  );
   const onehot = o.cast(o.equal(flatIdx, range), data.dtype);
   const g2 = o.reshape(g, [DYN, width]);
   return [o.reshape(o.matmul(o.transpose(onehot, [1, 0]), g2), data.shape), null];
@@ -171,7 +189,10 @@ export const GRADIENTS: Record<string, GradRule | 'nondiff'> = {
   Identity: (n, g) => [n.meta.stop ? null : g],
   MatMul: (n, g) => {
     const [a, b] = n.inputs;
-    return [sumTo(o.matmul(g, o.transpose(b, lastTwo(b))), a.shape), sumTo(o.matmul(o.transpose(a, lastTwo(a)), g), b.shape)];
+    return [
+      sumTo(o.matmul(g, o.transpose(b, lastTwo(b))), a.shape),
+      sumTo(o.matmul(o.transpose(a, lastTwo(a)), g), b.shape),
+    ];
   },
   Conv: convGrad,
   Reshape: (n, g) => [o.reshape(g, n.inputs[0].shape), null],
@@ -248,28 +269,39 @@ export function backward(loss: Tensor, wrt: Tensor[]): Tensor[] {
   if (!isFloat(loss.dtype) || loss.isStatic === false || loss.size !== 1) {
     throw new Error(`backward: loss must be a float scalar, got ${loss.dtype} [${loss.shape}]`);
   }
-  for (const t of wrt) if (!isFloat(t.dtype)) throw new Error(`backward: cannot differentiate with respect to ${t.dtype} tensor ${t.name}`);
+  for (const t of wrt)
+    if (!isFloat(t.dtype))
+      throw new Error(`backward: cannot differentiate with respect to ${t.dtype} tensor ${t.name}`);
   const graph = loss.graph;
-  const seed = graph.constant(loss.dtype === 'float32' ? new Float32Array(1).fill(1) : new Float64Array(1).fill(1), loss.shape, loss.dtype);
+  const seed = graph.constant(
+    loss.dtype === 'float32' ? new Float32Array(1).fill(1) : new Float64Array(1).fill(1),
+    loss.shape,
+    loss.dtype,
+  );
   const grads = new Map<number, Tensor>([[loss.id, seed]]);
   const { nodes, reaches } = pathNodes(loss, wrt);
   const floatOnPath = (t: Tensor): boolean => isFloat(t.dtype) && reaches.has(t.id);
   for (const node of nodes) {
-    if (node.outputs.length !== 1) throw new Error(`backward: ${node.op} has ${node.outputs.length} outputs; rules handle one`);
+    if (node.outputs.length !== 1)
+      throw new Error(`backward: ${node.op} has ${node.outputs.length} outputs; rules handle one`);
     const g = grads.get(node.outputs[0].id);
     if (!g) continue;
     const rule = GRADIENTS[node.op];
     if (rule === undefined) throw new Error(`backward: no gradient rule for ${node.op}`);
     if (rule === 'nondiff') {
       const x = node.inputs.find(floatOnPath);
-      if (x) throw new Error(`backward: ${node.op} is not differentiable (its float input ${x.name} depends on a differentiated tensor); wrap that input or its result in stopGradient`);
+      if (x)
+        throw new Error(
+          `backward: ${node.op} is not differentiable (its float input ${x.name} depends on a differentiated tensor); wrap that input or its result in stopGradient`,
+        );
       continue; // reached only through integer/bool inputs: nothing to propagate
     }
     const gin = rule(node, g);
     node.inputs.forEach((t, i) => {
       const gi = gin[i];
       if (!gi) {
-        if (floatOnPath(t)) throw new Error(`backward: the ${node.op} rule gave no gradient for its float input ${i} (${t.name})`);
+        if (floatOnPath(t))
+          throw new Error(`backward: the ${node.op} rule gave no gradient for its float input ${i} (${t.name})`);
         return;
       }
       if (!isFloat(t.dtype)) return;

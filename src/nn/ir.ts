@@ -8,7 +8,14 @@ export type TypedArray = Float32Array | Float64Array | Int32Array | BigInt64Arra
 
 /** ONNX TensorProto.DataType codes. */
 export const ONNX_DTYPE: Record<DType, number> = { float32: 1, uint8: 2, int32: 6, int64: 7, bool: 9, float64: 11 };
-export const DTYPE_OF_ONNX: Record<number, DType> = { 1: 'float32', 2: 'uint8', 6: 'int32', 7: 'int64', 9: 'bool', 11: 'float64' };
+export const DTYPE_OF_ONNX: Record<number, DType> = {
+  1: 'float32',
+  2: 'uint8',
+  6: 'int32',
+  7: 'int64',
+  9: 'bool',
+  11: 'float64',
+};
 
 /** The dynamic (batch) dimension. At most one per shape, so Reshape can say -1 for it. */
 export const DYN = -1;
@@ -168,7 +175,10 @@ export class Graph {
     const typed = toTyped(data, dtype);
     const n = shape.reduce((a, b) => a * b, 1);
     if (typed.length !== n) throw new Error(`constant: ${typed.length} values for shape [${shape}]`);
-    return new Tensor(this, this.nextId++, dtype, [...shape], { kind: 'const', value: { dtype, shape: [...shape], data: typed } });
+    return new Tensor(this, this.nextId++, dtype, [...shape], {
+      kind: 'const',
+      value: { dtype, shape: [...shape], data: typed },
+    });
   }
 
   scalar(value: number, dtype: DType = this.float): Tensor {
@@ -180,7 +190,13 @@ export class Graph {
     return this.constant(values, [values.length], 'int64');
   }
 
-  node(op: string, inputs: Tensor[], outs: OutSpec[], attrs: Record<string, Attr> = {}, meta: Record<string, unknown> = {}): Tensor[] {
+  node(
+    op: string,
+    inputs: Tensor[],
+    outs: OutSpec[],
+    attrs: Record<string, Attr> = {},
+    meta: Record<string, unknown> = {},
+  ): Tensor[] {
     for (const t of inputs) if (t.graph !== this) throw new Error(`${op}: input ${t.name} belongs to another graph`);
     const node: Node = { id: this.nodes.length, op, inputs, outputs: [], attrs, meta };
     node.outputs = outs.map((o, index) => {
@@ -223,23 +239,32 @@ export function toTyped(data: TypedArray | readonly number[], dtype: DType): Typ
   }
   const arr = data as readonly number[];
   switch (dtype) {
-    case 'float32': return Float32Array.from(arr);
-    case 'float64': return Float64Array.from(arr);
-    case 'int32': return Int32Array.from(arr);
-    case 'int64': return BigInt64Array.from(arr.map((v) => BigInt(v)));
+    case 'float32':
+      return Float32Array.from(arr);
+    case 'float64':
+      return Float64Array.from(arr);
+    case 'int32':
+      return Int32Array.from(arr);
+    case 'int64':
+      return BigInt64Array.from(arr.map((v) => BigInt(v)));
     case 'bool':
-    case 'uint8': return Uint8Array.from(arr);
+    case 'uint8':
+      return Uint8Array.from(arr);
   }
 }
 
 export function typedCtor(dtype: DType): { new (n: number): TypedArray } {
   switch (dtype) {
-    case 'float32': return Float32Array;
-    case 'float64': return Float64Array;
-    case 'int32': return Int32Array;
-    case 'int64': return BigInt64Array;
+    case 'float32':
+      return Float32Array;
+    case 'float64':
+      return Float64Array;
+    case 'int32':
+      return Int32Array;
+    case 'int64':
+      return BigInt64Array;
     case 'bool':
-    case 'uint8': return Uint8Array;
+    case 'uint8':
+      return Uint8Array;
   }
 }
-

@@ -105,9 +105,10 @@ function convIm2col(x: Tensor, w: Tensor, b: Tensor, s: number, p: number): Tens
   const ho = Math.floor((hp - k) / s) + 1;
   const wo = Math.floor((wp - k) / s) + 1;
   const idx: number[] = [];
-  for (let oy = 0; oy < ho; oy++) for (let ox = 0; ox < wo; ox++) {
-    for (let ky = 0; ky < k; ky++) for (let kx = 0; kx < k; kx++) idx.push((oy * s + ky) * wp + ox * s + kx);
-  }
+  for (let oy = 0; oy < ho; oy++)
+    for (let ox = 0; ox < wo; ox++) {
+      for (let ky = 0; ky < k; ky++) for (let kx = 0; kx < k; kx++) idx.push((oy * s + ky) * wp + ox * s + kx);
+    }
   const padded = p ? o.pad(x, [0, 0, p, p, 0, 0, p, p]) : x;
   const rows = o.reshape(o.transpose(padded, [2, 3, 0, 1]), [hp * wp, DYN, c]);
   const picked = o.gather(rows, x.graph.constant(idx, [idx.length], 'int64'));
@@ -129,7 +130,11 @@ export function softmax(x: Tensor): Tensor {
 /** Log-probability [B] of integer `actions` [B] under log-probabilities `logp` [B, n]. */
 export function categoricalLogProb(logp: Tensor, actions: Tensor): Tensor {
   const n = logp.shape[logp.rank - 1];
-  const range = logp.graph.constant(Array.from({ length: n }, (_, i) => i), [1, n], actions.dtype);
+  const range = logp.graph.constant(
+    Array.from({ length: n }, (_, i) => i),
+    [1, n],
+    actions.dtype,
+  );
   const hit = o.equal(o.reshape(actions, [DYN, 1]), range);
   return sumLast(o.where(hit, logp, 0));
 }

@@ -25,7 +25,14 @@ export const ModelSidecarSchema = z.object({
   float: z.enum(['float32', 'float64']),
   inputs: z.array(IoSchema),
   outputs: z.array(IoSchema),
-  params: z.array(z.object({ name: z.string(), shape: z.array(z.number().int().positive()), trainable: z.boolean(), decay: z.boolean() })),
+  params: z.array(
+    z.object({
+      name: z.string(),
+      shape: z.array(z.number().int().positive()),
+      trainable: z.boolean(),
+      decay: z.boolean(),
+    }),
+  ),
   /** The network's own config (validated by its builder's schema on load). */
   config: z.unknown(),
   normalizers: z.record(z.string(), z.object({ mean: z.array(z.number()), std: z.array(z.number()) })).optional(),
@@ -88,7 +95,8 @@ export function parseJsonInput<T extends z.ZodType>(text: string, schema: T, pat
 /** A sidecar from its JSON text, validated (and of `kind` when given). */
 export function parseSidecar(text: string, path: string, kind?: string): ModelSidecar {
   const sidecar = parseJsonInput(text, ModelSidecarSchema, path, 'model sidecar');
-  if (kind && sidecar.kind !== kind) throw new InputError(`${path}: kind: holds a "${sidecar.kind}" model, expected "${kind}"`);
+  if (kind && sidecar.kind !== kind)
+    throw new InputError(`${path}: kind: holds a "${sidecar.kind}" model, expected "${kind}"`);
   return sidecar;
 }
 
@@ -100,13 +108,15 @@ export function modelFromBytes(bytes: ModelBytes, kind?: string): LoadedModel {
   const jsonPath = sidecarPath(path);
   const sidecar = parseSidecar(bytes.sidecar, jsonPath, kind);
   const model = bytes.onnx;
-  if (hashOf(model) !== sidecar.onnxHash) throw new InputError(`${path}: does not match onnxHash in ${jsonPath} (file changed?)`);
+  if (hashOf(model) !== sidecar.onnxHash)
+    throw new InputError(`${path}: does not match onnxHash in ${jsonPath} (file changed?)`);
   const parts: Record<string, Uint8Array> = {};
   for (const [name, sha] of Object.entries(sidecar.parts ?? {})) {
     const file = siblingPath(path, name);
     const part = bytes.parts?.[name];
     if (!part) throw new InputError(`${file}: model part listed in ${jsonPath} is missing`);
-    if (sha256Hex(part) !== sha) throw new InputError(`${file}: does not match parts["${name}"] in ${jsonPath} (file changed?)`);
+    if (sha256Hex(part) !== sha)
+      throw new InputError(`${file}: does not match parts["${name}"] in ${jsonPath} (file changed?)`);
     parts[name] = part;
   }
   let summary: ReturnType<typeof readOnnx>;
@@ -120,7 +130,8 @@ export function modelFromBytes(bytes: ModelBytes, kind?: string): LoadedModel {
   for (const p of sidecar.params) {
     const init = summary.initializers.get(p.name);
     if (!init) problems.push(`missing initializer "${p.name}"`);
-    else if (init.shape.length !== p.shape.length || init.shape.some((d, i) => d !== p.shape[i])) problems.push(`"${p.name}" has shape [${init.shape}], sidecar says [${p.shape}]`);
+    else if (init.shape.length !== p.shape.length || init.shape.some((d, i) => d !== p.shape[i]))
+      problems.push(`"${p.name}" has shape [${init.shape}], sidecar says [${p.shape}]`);
     else if (init.dtype !== sidecar.float) problems.push(`"${p.name}" is ${init.dtype}, sidecar says ${sidecar.float}`);
     else params.add(p, (init.data as Float32Array).slice());
   }

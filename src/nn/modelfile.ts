@@ -9,7 +9,16 @@ import { hashOf } from '../core/hash.ts';
 import { readInputFile } from '../core/input-file.ts';
 import { type CommitOptions, type Part, commitFiles, recoverFolder, sha256Hex } from '../store/index.ts';
 import { DYN, Graph, type Tensor } from './ir.ts';
-import { type LoadedModel, type ModelBytes, type ModelSidecar, ModelSidecarSchema, modelFromBytes, parseSidecar, siblingPath, sidecarPath } from './model-bytes.ts';
+import {
+  type LoadedModel,
+  type ModelBytes,
+  type ModelSidecar,
+  ModelSidecarSchema,
+  modelFromBytes,
+  parseSidecar,
+  siblingPath,
+  sidecarPath,
+} from './model-bytes.ts';
 import { writeOnnx } from './onnx.ts';
 import type { ParamStore } from './params.ts';
 
@@ -27,19 +36,30 @@ export interface SaveModelOptions {
   commit?: CommitOptions;
 }
 
-const io = (name: string, t: Tensor): ModelSidecar['inputs'][number] => ({ name, dtype: t.dtype, shape: t.shape.map((d) => (d === DYN ? 'N' : d)) });
+const io = (name: string, t: Tensor): ModelSidecar['inputs'][number] => ({
+  name,
+  dtype: t.dtype,
+  shape: t.shape.map((d) => (d === DYN ? 'N' : d)),
+});
 
 /** Saves the inference graph built by `build` with `params` baked in, plus the sidecar.
  *  `path` ends in .onnx; the sidecar goes next to it as .json. */
-export async function saveModel(path: string, build: (g: Graph) => Record<string, Tensor>, params: ParamStore, opts: SaveModelOptions): Promise<ModelSidecar> {
+export async function saveModel(
+  path: string,
+  build: (g: Graph) => Record<string, Tensor>,
+  params: ParamStore,
+  opts: SaveModelOptions,
+): Promise<ModelSidecar> {
   if (!path.endsWith('.onnx')) throw new Error(`saveModel: path must end in .onnx, got ${path}`);
   const graph = new Graph(params.float);
   for (const [name, t] of Object.entries(build(graph))) graph.output(name, t);
   params.checkAgainst(graph.params);
   const bad = params.firstNonFinite();
-  if (bad) throw new Error(`saveModel: refusing to write ${path}: parameter "${bad.name}" [${bad.index}] is ${bad.value}`);
+  if (bad)
+    throw new Error(`saveModel: refusing to write ${path}: parameter "${bad.name}" [${bad.index}] is ${bad.value}`);
   const extra = opts.parts ?? [];
-  for (const p of extra) if (dirname(p.path) !== dirname(path)) throw new Error(`saveModel: part ${p.path} is not next to ${path}`);
+  for (const p of extra)
+    if (dirname(p.path) !== dirname(path)) throw new Error(`saveModel: part ${p.path} is not next to ${path}`);
   const bytes = writeOnnx(graph, { initializers: params.asMap(), producer: 'wmrl', metadata: { kind: opts.kind } });
   const sidecar: ModelSidecar = {
     format: 'wmrl-model/1',
@@ -57,7 +77,10 @@ export async function saveModel(path: string, build: (g: Graph) => Record<string
   };
   if (extra.length) sidecar.parts = Object.fromEntries(extra.map((p) => [basename(p.path), sha256Hex(p.data)]));
   ModelSidecarSchema.parse(sidecar);
-  commitFiles([{ path, data: bytes }, { path: sidecarPath(path), data: `${JSON.stringify(sidecar, null, 2)}\n` }, ...extra], opts.commit);
+  commitFiles(
+    [{ path, data: bytes }, { path: sidecarPath(path), data: `${JSON.stringify(sidecar, null, 2)}\n` }, ...extra],
+    opts.commit,
+  );
   return sidecar;
 }
 
@@ -68,7 +91,12 @@ export function readModelFiles(path: string, kind?: string): ModelBytes {
   const text = readInputFile(jsonPath, 'model sidecar').toString('utf8');
   const sidecar = parseSidecar(text, jsonPath, kind);
   const onnx = new Uint8Array(readInputFile(path, 'model file'));
-  const parts = Object.fromEntries(Object.keys(sidecar.parts ?? {}).map((name) => [name, new Uint8Array(readInputFile(siblingPath(path, name), 'model part'))]));
+  const parts = Object.fromEntries(
+    Object.keys(sidecar.parts ?? {}).map((name) => [
+      name,
+      new Uint8Array(readInputFile(siblingPath(path, name), 'model part')),
+    ]),
+  );
   return { name: path, onnx, sidecar: text, parts };
 }
 

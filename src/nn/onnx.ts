@@ -1,6 +1,17 @@
 // ONNX writer (opset 18, default domain only) and a reader for initializers and graph signatures.
 // Browser-safe.
-import { type Attr, type ConstData, DTYPE_OF_ONNX, DYN, type DType, type Graph, ONNX_DTYPE, type Tensor, type TypedArray, typedCtor } from './ir.ts';
+import {
+  type Attr,
+  type ConstData,
+  DTYPE_OF_ONNX,
+  DYN,
+  type DType,
+  type Graph,
+  ONNX_DTYPE,
+  type Tensor,
+  type TypedArray,
+  typedCtor,
+} from './ir.ts';
 import { ProtoWriter, readFields, readPackedInts, utf8 } from './proto.ts';
 
 export const OPSET = 18;
@@ -29,7 +40,8 @@ export function tensorProto(name: string, value: ConstData): ProtoWriter {
 
 function valueInfo(name: string, dtype: DType, shape: readonly number[]): ProtoWriter {
   const dims = new ProtoWriter();
-  for (const d of shape) dims.message(1, d === DYN ? new ProtoWriter().string(2, DYN_DIM_NAME) : new ProtoWriter().int(1, d));
+  for (const d of shape)
+    dims.message(1, d === DYN ? new ProtoWriter().string(2, DYN_DIM_NAME) : new ProtoWriter().int(1, d));
   const tensorType = new ProtoWriter().int(1, ONNX_DTYPE[dtype]).message(2, dims);
   return new ProtoWriter().string(1, name).message(2, new ProtoWriter().message(1, tensorType));
 }
@@ -70,7 +82,13 @@ export function writeOnnx(graph: Graph, options: WriteOptions = {}): Uint8Array 
   const extra: ProtoWriter[] = [];
   for (const { name, tensor } of graph.outputs) {
     if (tensor.source.kind === 'node' && !rename.has(tensor.id)) rename.set(tensor.id, name);
-    else extra.push(new ProtoWriter().string(1, rename.get(tensor.id) ?? tensor.name).string(2, name).string(4, 'Identity'));
+    else
+      extra.push(
+        new ProtoWriter()
+          .string(1, rename.get(tensor.id) ?? tensor.name)
+          .string(2, name)
+          .string(4, 'Identity'),
+      );
   }
   const vname = (t: Tensor): string => rename.get(t.id) ?? t.name;
 
@@ -93,8 +111,12 @@ export function writeOnnx(graph: Graph, options: WriteOptions = {}): Uint8Array 
   for (const p of graph.params) {
     const data = inits.get(p.name);
     if (!used.has(p.tensor.id) || !data) continue;
-    if (data.length !== p.tensor.size) throw new Error(`writeOnnx: parameter ${p.name} has ${data.length} values, shape [${p.shape}] needs ${p.tensor.size}`);
-    if (!(data instanceof typedCtor(p.tensor.dtype))) throw new Error(`writeOnnx: parameter ${p.name} is not ${p.tensor.dtype}`);
+    if (data.length !== p.tensor.size)
+      throw new Error(
+        `writeOnnx: parameter ${p.name} has ${data.length} values, shape [${p.shape}] needs ${p.tensor.size}`,
+      );
+    if (!(data instanceof typedCtor(p.tensor.dtype)))
+      throw new Error(`writeOnnx: parameter ${p.name} is not ${p.tensor.dtype}`);
     g.message(5, tensorProto(p.name, { dtype: p.tensor.dtype, shape: p.shape, data }));
   }
   for (const t of graph.inputs) if (used.has(t.id)) g.message(11, valueInfo(t.name, t.dtype, t.shape));
@@ -189,7 +211,9 @@ export function readOnnx(model: Uint8Array): OnnxSummary {
       if (!domain || domain.bytes.length === 0) out.opset = fs.find((x) => x.field === 2)?.int ?? 0;
     } else if (f.field === 14) {
       const fs = readFields(f.bytes);
-      out.metadata[utf8(fs.find((x) => x.field === 1)?.bytes ?? new Uint8Array())] = utf8(fs.find((x) => x.field === 2)?.bytes ?? new Uint8Array());
+      out.metadata[utf8(fs.find((x) => x.field === 1)?.bytes ?? new Uint8Array())] = utf8(
+        fs.find((x) => x.field === 2)?.bytes ?? new Uint8Array(),
+      );
     }
   }
   if (!graph) throw new Error('ONNX model has no graph');

@@ -100,7 +100,11 @@ export function cast(x: Tensor, to: DType): Tensor {
 export function dequantize(x: Tensor, scale: number, zeroPoint: number): Tensor {
   if (x.dtype !== 'uint8') throw new Error(`DequantizeLinear: needs uint8 input, got ${x.dtype}`);
   const g = x.graph;
-  return g.node('DequantizeLinear', [x, g.scalar(scale, 'float32'), g.scalar(zeroPoint, 'uint8')], [{ dtype: 'float32', shape: x.shape }])[0];
+  return g.node(
+    'DequantizeLinear',
+    [x, g.scalar(scale, 'float32'), g.scalar(zeroPoint, 'uint8')],
+    [{ dtype: 'float32', shape: x.shape }],
+  )[0];
 }
 
 export function where(cond: Tensor, a: TL, b: TL): Tensor {
@@ -134,8 +138,10 @@ function convOut(size: number, k: number, s: number, p0: number, p1: number, d: 
 
 /** 2-D convolution, NCHW input, weight [out, in, kh, kw], optional bias [out]. */
 export function conv(x: Tensor, w: Tensor, bias: Tensor | null, o: ConvOptions = {}): Tensor {
-  if (x.rank !== 4 || w.rank !== 4) throw new Error(`Conv: needs NCHW input and OIHW weight, got [${x.shape}] and [${w.shape}]`);
-  if (x.shape[1] !== w.shape[1]) throw new Error(`Conv: input has ${x.shape[1]} channels, weight expects ${w.shape[1]}`);
+  if (x.rank !== 4 || w.rank !== 4)
+    throw new Error(`Conv: needs NCHW input and OIHW weight, got [${x.shape}] and [${w.shape}]`);
+  if (x.shape[1] !== w.shape[1])
+    throw new Error(`Conv: input has ${x.shape[1]} channels, weight expects ${w.shape[1]}`);
   const s = o.strides ?? [1, 1];
   const p = o.pads ?? [0, 0, 0, 0];
   const d = o.dilations ?? [1, 1];
@@ -149,11 +155,22 @@ export function conv(x: Tensor, w: Tensor, bias: Tensor | null, o: ConvOptions =
 }
 
 /** Transposed convolution (used by the Conv gradient): weight [in, out, kh, kw]. */
-export function convTranspose(x: Tensor, w: Tensor, strides: [number, number], pads: [number, number, number, number], outputPadding: [number, number]): Tensor {
+export function convTranspose(
+  x: Tensor,
+  w: Tensor,
+  strides: [number, number],
+  pads: [number, number, number, number],
+  outputPadding: [number, number],
+): Tensor {
   const [kh, kw] = [w.shape[2], w.shape[3]];
   const h = (x.shape[2] - 1) * strides[0] - pads[0] - pads[2] + kh + outputPadding[0];
   const wd = (x.shape[3] - 1) * strides[1] - pads[1] - pads[3] + kw + outputPadding[1];
-  const attrs = { strides: { ints: strides }, pads: { ints: pads }, output_padding: { ints: outputPadding }, kernel_shape: { ints: [kh, kw] } };
+  const attrs = {
+    strides: { ints: strides },
+    pads: { ints: pads },
+    output_padding: { ints: outputPadding },
+    kernel_shape: { ints: [kh, kw] },
+  };
   return x.graph.node('ConvTranspose', [x, w], [{ dtype: x.dtype, shape: [x.shape[0], w.shape[1], h, wd] }], attrs)[0];
 }
 
@@ -177,8 +194,11 @@ export function reshape(x: Tensor, shape: readonly number[]): Tensor {
 
 export function transpose(x: Tensor, perm: readonly number[]): Tensor {
   const sorted = [...perm].sort((a, b) => a - b);
-  if (perm.length !== x.rank || sorted.some((v, i) => v !== i)) throw new Error(`Transpose: bad perm [${perm}] for rank ${x.rank}`);
-  return x.graph.node('Transpose', [x], [{ dtype: x.dtype, shape: perm.map((p) => x.shape[p]) }], { perm: { ints: perm } })[0];
+  if (perm.length !== x.rank || sorted.some((v, i) => v !== i))
+    throw new Error(`Transpose: bad perm [${perm}] for rank ${x.rank}`);
+  return x.graph.node('Transpose', [x], [{ dtype: x.dtype, shape: perm.map((p) => x.shape[p]) }], {
+    perm: { ints: perm },
+  })[0];
 }
 
 export function concat(xs: Tensor[], axis: number): Tensor {
@@ -189,7 +209,8 @@ export function concat(xs: Tensor[], axis: number): Tensor {
   for (const x of xs) {
     if (x.rank !== rank || x.dtype !== xs[0].dtype) throw new Error(`Concat: inputs differ in rank or dtype`);
     x.shape.forEach((d, i) => {
-      if (i !== a && d !== xs[0].shape[i]) throw new Error(`Concat: shapes [${x.shape}] and [${xs[0].shape}] differ off axis ${a}`);
+      if (i !== a && d !== xs[0].shape[i])
+        throw new Error(`Concat: shapes [${x.shape}] and [${xs[0].shape}] differ off axis ${a}`);
     });
     if (x.shape[a] === DYN) throw new Error('Concat: cannot concatenate along the dynamic axis');
     total += x.shape[a];
@@ -202,15 +223,23 @@ export function concat(xs: Tensor[], axis: number): Tensor {
 export function slice(x: Tensor, axis: number, start: number, end: number): Tensor {
   const a = normAxis(axis, x.rank, 'Slice');
   const n = x.shape[a];
-  if (n === DYN || start < 0 || end > n || start >= end) throw new Error(`Slice: [${start}, ${end}) out of range for axis ${a} of [${x.shape}]`);
+  if (n === DYN || start < 0 || end > n || start >= end)
+    throw new Error(`Slice: [${start}, ${end}) out of range for axis ${a} of [${x.shape}]`);
   const g = x.graph;
   const shape = x.shape.map((d, i) => (i === a ? end - start : d));
-  return g.node('Slice', [x, g.ints([start]), g.ints([end]), g.ints([a])], [{ dtype: x.dtype, shape }], {}, { axis: a, start, end })[0];
+  return g.node(
+    'Slice',
+    [x, g.ints([start]), g.ints([end]), g.ints([a])],
+    [{ dtype: x.dtype, shape }],
+    {},
+    { axis: a, start, end },
+  )[0];
 }
 
 /** Rows of `data` (axis 0) picked by integer `indices`: out shape = indices.shape ++ data.shape[1:]. */
 export function gather(data: Tensor, indices: Tensor): Tensor {
-  if (indices.dtype !== 'int32' && indices.dtype !== 'int64') throw new Error(`Gather: indices must be int32/int64, got ${indices.dtype}`);
+  if (indices.dtype !== 'int32' && indices.dtype !== 'int64')
+    throw new Error(`Gather: indices must be int32/int64, got ${indices.dtype}`);
   const shape = [...indices.shape, ...data.shape.slice(1)];
   return data.graph.node('Gather', [data, indices], [{ dtype: data.dtype, shape }], { axis: { i: 0 } })[0];
 }
@@ -223,19 +252,35 @@ function reduce(op: string, x: Tensor, axes: readonly number[], keepdims: boolea
     else if (keepdims) shape.push(1);
   });
   const g = x.graph;
-  return g.node(op, [x, g.ints(ax)], [{ dtype: x.dtype, shape }], { keepdims: { i: keepdims ? 1 : 0 } }, { axes: ax, keepdims })[0];
+  return g.node(
+    op,
+    [x, g.ints(ax)],
+    [{ dtype: x.dtype, shape }],
+    { keepdims: { i: keepdims ? 1 : 0 } },
+    { axes: ax, keepdims },
+  )[0];
 }
 
-export const reduceSum = (x: Tensor, axes: readonly number[], keepdims = false): Tensor => reduce('ReduceSum', x, axes, keepdims);
-export const reduceMean = (x: Tensor, axes: readonly number[], keepdims = false): Tensor => reduce('ReduceMean', x, axes, keepdims);
+export const reduceSum = (x: Tensor, axes: readonly number[], keepdims = false): Tensor =>
+  reduce('ReduceSum', x, axes, keepdims);
+export const reduceMean = (x: Tensor, axes: readonly number[], keepdims = false): Tensor =>
+  reduce('ReduceMean', x, axes, keepdims);
 
 /** Sum of all elements as a scalar (shape []). */
 export function sumAll(x: Tensor): Tensor {
-  return reduceSum(x, x.shape.map((_, i) => i), false);
+  return reduceSum(
+    x,
+    x.shape.map((_, i) => i),
+    false,
+  );
 }
 
 export function meanAll(x: Tensor): Tensor {
-  return reduceMean(x, x.shape.map((_, i) => i), false);
+  return reduceMean(
+    x,
+    x.shape.map((_, i) => i),
+    false,
+  );
 }
 
 /** Runtime shape of x as an int64 vector. */

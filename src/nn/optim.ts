@@ -14,7 +14,13 @@ export interface AdamWConfig {
   maxGradNorm?: number;
 }
 
-export const ADAMW_DEFAULTS: Required<AdamWConfig> = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: Infinity };
+export const ADAMW_DEFAULTS: Required<AdamWConfig> = {
+  beta1: 0.9,
+  beta2: 0.999,
+  eps: 1e-8,
+  weightDecay: 0,
+  maxGradNorm: Infinity,
+};
 
 /** Names of the train-step graph's inputs and outputs. */
 export const TRAIN_IO = {
@@ -47,11 +53,19 @@ function isFiniteScalar(x: Tensor): Tensor {
  * Appends gradients, clipping, AdamW and the finite guard to `graph`. The step is skipped (every
  * carried tensor passes through unchanged) when the loss or the gradient norm is NaN or infinite.
  */
-export function addAdamW(graph: Graph, loss: Tensor, config: AdamWConfig = {}, metrics: Record<string, Tensor> = {}): TrainGraphLayout {
+export function addAdamW(
+  graph: Graph,
+  loss: Tensor,
+  config: AdamWConfig = {},
+  metrics: Record<string, Tensor> = {},
+): TrainGraphLayout {
   const c = { ...ADAMW_DEFAULTS, ...config };
   const trainable = graph.params.filter((p) => p.trainable);
   if (trainable.length === 0) throw new Error('addAdamW: the graph has no trainable parameters');
-  const grads = backward(loss, trainable.map((p) => p.tensor));
+  const grads = backward(
+    loss,
+    trainable.map((p) => p.tensor),
+  );
 
   let sq: Tensor | null = null;
   for (const g of grads) {

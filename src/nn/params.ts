@@ -21,9 +21,15 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
 
 export function fillInit(out: FloatArray, init: Init, rng: Rng): void {
   switch (init.kind) {
-    case 'zeros': out.fill(0); return;
-    case 'ones': out.fill(1); return;
-    case 'const': out.fill(init.value); return;
+    case 'zeros':
+      out.fill(0);
+      return;
+    case 'ones':
+      out.fill(1);
+      return;
+    case 'const':
+      out.fill(init.value);
+      return;
     case 'normal':
       for (let i = 0; i < out.length; i++) out[i] = init.std * rng.normal();
       return;
@@ -57,7 +63,12 @@ export class ParamStore {
     const n = info.shape.reduce((a, b) => a * b, 1);
     if (data.length !== n) throw new Error(`parameter ${info.name}: ${data.length} values for shape [${info.shape}]`);
     this.checkType(info.name, data);
-    this.infos.set(info.name, { name: info.name, shape: [...info.shape], trainable: info.trainable, decay: info.decay });
+    this.infos.set(info.name, {
+      name: info.name,
+      shape: [...info.shape],
+      trainable: info.trainable,
+      decay: info.decay,
+    });
     this.vals.set(info.name, data);
   }
 
@@ -133,10 +144,15 @@ export class ParamStore {
 }
 
 /** Parameters as plain rows (what travels to workers: info and data per parameter, in store order). */
-export const ParamRowsSchema = z.array(z.strictObject({
-  name: z.string(), shape: z.array(z.number().int().min(0)), trainable: z.boolean(), decay: z.boolean(),
-  data: z.union([z.instanceof(Float32Array), z.instanceof(Float64Array)]),
-}));
+export const ParamRowsSchema = z.array(
+  z.strictObject({
+    name: z.string(),
+    shape: z.array(z.number().int().min(0)),
+    trainable: z.boolean(),
+    decay: z.boolean(),
+    data: z.union([z.instanceof(Float32Array), z.instanceof(Float64Array)]),
+  }),
+);
 export type ParamRows = z.infer<typeof ParamRowsSchema>;
 
 export function paramRows(store: ParamStore): ParamRows {

@@ -30,7 +30,10 @@ export interface RuntimeOptions {
   ort?: OrtBinding;
 }
 
-export function sessionOptions(opts: RuntimeOptions = {}, float: FloatType = 'float32'): InferenceSession.SessionOptions {
+export function sessionOptions(
+  opts: RuntimeOptions = {},
+  float: FloatType = 'float32',
+): InferenceSession.SessionOptions {
   const threads = opts.threads ?? 1;
   if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, got ${threads}`);
   return {
@@ -46,7 +49,11 @@ export function sessionOptions(opts: RuntimeOptions = {}, float: FloatType = 'fl
 export class Session {
   private session: InferenceSession | null;
 
-  private constructor(session: InferenceSession, readonly model: Uint8Array, readonly ort: OrtBinding) {
+  private constructor(
+    session: InferenceSession,
+    readonly model: Uint8Array,
+    readonly ort: OrtBinding,
+  ) {
     this.session = session;
   }
 

@@ -5,7 +5,16 @@ import { Graph, type FloatType, type Tensor } from './ir.ts';
 import { writeOnnx } from './onnx.ts';
 import { type AdamWConfig, TRAIN_IO, type TrainGraphLayout, addAdamW } from './optim.ts';
 import { type ParamInfo, ParamStore } from './params.ts';
-import { type Feeds, type OrtBinding, type OrtTensor, type RuntimeOptions, Session, floatData, scalarOf, scalarTensor } from './runtime.ts';
+import {
+  type Feeds,
+  type OrtBinding,
+  type OrtTensor,
+  type RuntimeOptions,
+  Session,
+  floatData,
+  scalarOf,
+  scalarTensor,
+} from './runtime.ts';
 
 export interface LossBuild {
   loss: Tensor;
@@ -24,8 +33,14 @@ export const DEFAULT_MAX_NONFINITE_STEPS = 20;
 /** Training cannot go on: the last `count` steps in a row were rejected by the NaN guard. */
 export class NonFiniteTrainingError extends Error {
   override name = 'NonFiniteTrainingError';
-  constructor(readonly count: number, loss: number, gradNorm: number) {
-    super(`training stopped: ${count} consecutive steps had a non-finite loss or gradient norm (last loss ${loss}, grad norm ${gradNorm}) and were skipped; lower the learning rate or check the data`);
+  constructor(
+    readonly count: number,
+    loss: number,
+    gradNorm: number,
+  ) {
+    super(
+      `training stopped: ${count} consecutive steps had a non-finite loss or gradient norm (last loss ${loss}, grad norm ${gradNorm}) and were skipped; lower the learning rate or check the data`,
+    );
   }
 }
 
@@ -57,14 +72,23 @@ export class TrainSession {
     graph: Graph,
   ) {
     const own = new Set([TRAIN_IO.lr, ...layout.carried.map((c) => c.input), ...layout.buffers]);
-    this.infos = new Map(graph.params.map((p) => [p.name, { name: p.name, shape: p.shape, trainable: p.trainable, decay: p.decay }]));
-    this.dataInputs = graph.inputs.filter((t) => !own.has(t.name)).map((t) => ({ name: t.name, shape: t.shape, dtype: t.dtype }));
+    this.infos = new Map(
+      graph.params.map((p) => [p.name, { name: p.name, shape: p.shape, trainable: p.trainable, decay: p.decay }]),
+    );
+    this.dataInputs = graph.inputs
+      .filter((t) => !own.has(t.name))
+      .map((t) => ({ name: t.name, shape: t.shape, dtype: t.dtype }));
   }
 
   /** Builds the loss with `build`, appends AdamW and opens the session with `params` as the starting point. */
-  static async create(build: (g: Graph) => LossBuild, params: ParamStore, opts: TrainOptions = {}): Promise<TrainSession> {
+  static async create(
+    build: (g: Graph) => LossBuild,
+    params: ParamStore,
+    opts: TrainOptions = {},
+  ): Promise<TrainSession> {
     const max = opts.maxNonFiniteSteps ?? DEFAULT_MAX_NONFINITE_STEPS;
-    if (!Number.isInteger(max) || max < 1) throw new RangeError(`TrainSession: maxNonFiniteSteps must be a positive integer, got ${max}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new RangeError(`TrainSession: maxNonFiniteSteps must be a positive integer, got ${max}`);
     const graph = new Graph(params.float);
     const { loss, metrics } = build(graph);
     params.checkAgainst(graph.params);
@@ -101,14 +125,20 @@ export class TrainSession {
   /** One step: forward, backward, clipping, AdamW. `data` holds the graph's data inputs. A step with a
    *  non-finite loss or gradient is skipped; the maxNonFiniteSteps-th such step in a row throws. */
   async step(data: Feeds, lr: number): Promise<StepResult> {
-    for (const d of this.dataInputs) if (!(d.name in data)) throw new Error(`TrainSession.step: missing data input "${d.name}"`);
+    for (const d of this.dataInputs)
+      if (!(d.name in data)) throw new Error(`TrainSession.step: missing data input "${d.name}"`);
     const feeds: Feeds = { ...data, [TRAIN_IO.lr]: scalarTensor(lr, this.float, this.session.ort) };
     for (const [k, v] of this.state) feeds[k] = v;
     const out = await this.session.run(feeds);
     for (const c of this.layout.carried) this.state.set(c.input, out[c.output]);
     const metrics: Record<string, OrtTensor> = {};
     for (const m of this.layout.metrics) metrics[m] = out[m];
-    const r = { loss: scalarOf(out[TRAIN_IO.loss]), gradNorm: scalarOf(out[TRAIN_IO.gradNorm]), finite: scalarOf(out[TRAIN_IO.finite]) === 1, metrics };
+    const r = {
+      loss: scalarOf(out[TRAIN_IO.loss]),
+      gradNorm: scalarOf(out[TRAIN_IO.gradNorm]),
+      finite: scalarOf(out[TRAIN_IO.finite]) === 1,
+      metrics,
+    };
     this.rejected = r.finite ? 0 : this.rejected + 1;
     if (this.rejected >= this.maxRejected) throw new NonFiniteTrainingError(this.rejected, r.loss, r.gradNorm);
     return r;
@@ -160,9 +190,17 @@ export class TrainSession {
 
 /** Forward-only session with the parameters baked in as initializers. */
 export class ForwardSession {
-  private constructor(private session: Session, readonly graph: Graph, private readonly opts: RuntimeOptions) {}
+  private constructor(
+    private session: Session,
+    readonly graph: Graph,
+    private readonly opts: RuntimeOptions,
+  ) {}
 
-  static async create(build: (g: Graph) => Record<string, Tensor>, params: ParamStore, opts: RuntimeOptions = {}): Promise<ForwardSession> {
+  static async create(
+    build: (g: Graph) => Record<string, Tensor>,
+    params: ParamStore,
+    opts: RuntimeOptions = {},
+  ): Promise<ForwardSession> {
     const graph = new Graph(params.float);
     for (const [name, t] of Object.entries(build(graph))) graph.output(name, t);
     params.checkAgainst(graph.params);

@@ -34,7 +34,8 @@ export function decodeAction(control: Control, tokens: ActionTokens): Continuous
   for (const name of ACTION_NAMES) {
     const n = name === 'grip' ? control.gripperBins : control.bins;
     const t = tokens[name];
-    if (!Number.isInteger(t) || t < 0 || t >= n) throw new RangeError(`action.${name} = ${t} is not a bin index in [0, ${n})`);
+    if (!Number.isInteger(t) || t < 0 || t >= n)
+      throw new RangeError(`action.${name} = ${t} is not a bin index in [0, ${n})`);
   }
   return {
     dx: binValue(tokens.dx, control.bins, control.maxTranslation),

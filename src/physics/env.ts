@@ -57,13 +57,23 @@ class RapierEngine implements TabletopEngine {
       const start = starts[j];
       if (!start) this.sims[i].reset(tasks[j]);
       else if (start.exact) this.sims[i].restore(decodeSimSnapshot(start.exact));
-      else throw new RangeError(`physics resetFrom: starts[${j}] has no exact snapshot (capture it with { exact: true }); a row alone leaves velocities and contacts unknown`);
+      else
+        throw new RangeError(
+          `physics resetFrom: starts[${j}] has no exact snapshot (capture it with { exact: true }); a row alone leaves velocities and contacts unknown`,
+        );
     });
   }
 
   advance(slots: readonly number[], action: BatchAction): void {
     const m = this.moveTable;
-    for (const i of slots) this.sims[i].control(m[action.dx[i]], m[action.dy[i]], m[action.dz[i]], this.yawTable[action.dyaw[i]], this.gripTable[action.grip[i]]);
+    for (const i of slots)
+      this.sims[i].control(
+        m[action.dx[i]],
+        m[action.dy[i]],
+        m[action.dz[i]],
+        this.yawTable[action.dyaw[i]],
+        this.gripTable[action.grip[i]],
+      );
   }
 
   state(i: number): TabletopState {
@@ -105,9 +115,13 @@ export class TabletopEnv extends TabletopCore<RapierEngine> {
 
   constructor(R: typeof RAPIER, options: TabletopEnvOptions) {
     const { scene, taskId, numEnvs } = options;
-    if (!Number.isInteger(numEnvs) || numEnvs < 1) throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
+    if (!Number.isInteger(numEnvs) || numEnvs < 1)
+      throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
     const cameras = options.cameras ?? fixedCameras(scene);
-    super({ scene, spec: tabletopSpec(scene, taskId, cameras), numEnvs, render: options.render }, new RapierEngine(R, scene, numEnvs));
+    super(
+      { scene, spec: tabletopSpec(scene, taskId, cameras), numEnvs, render: options.render },
+      new RapierEngine(R, scene, numEnvs),
+    );
     this.cameras = cameras;
   }
 

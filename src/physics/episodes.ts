@@ -24,15 +24,28 @@ export interface RunSpec {
 /** Run `episodes` physics episodes of one task on seeds from one split. */
 export async function runEpisodes(spec: RunSpec): Promise<StoredEpisode[]> {
   const seeds = Array.from({ length: spec.episodes }, (_, k) => splitSeed(spec.scene, spec.split, spec.seedOffset + k));
-  const env = await createTabletopEnv({ scene: spec.scene, taskId: spec.taskId, numEnvs: Math.min(spec.numEnvs, spec.episodes) });
+  const env = await createTabletopEnv({
+    scene: spec.scene,
+    taskId: spec.taskId,
+    numEnvs: Math.min(spec.numEnvs, spec.episodes),
+  });
   try {
     const policy = spec.makePolicy(env);
-    const tag = (e: Omit<StoredEpisode, 'task' | 'split' | 'policy'>): StoredEpisode => ({ ...e, task: spec.taskId, split: spec.split, policy: spec.policyName });
-    const episodes = await collectEpisodes(spec.live ? tapFrames(env, spec.live, `${spec.taskId} rollout`) : env, policy, {
-      seeds,
-      recordState: spec.recordStates ? (i) => packState(env.state(i)) : undefined,
-      onEpisode: (e) => spec.onEpisode?.(tag(e)),
+    const tag = (e: Omit<StoredEpisode, 'task' | 'split' | 'policy'>): StoredEpisode => ({
+      ...e,
+      task: spec.taskId,
+      split: spec.split,
+      policy: spec.policyName,
     });
+    const episodes = await collectEpisodes(
+      spec.live ? tapFrames(env, spec.live, `${spec.taskId} rollout`) : env,
+      policy,
+      {
+        seeds,
+        recordState: spec.recordStates ? (i) => packState(env.state(i)) : undefined,
+        onEpisode: (e) => spec.onEpisode?.(tag(e)),
+      },
+    );
     return episodes.map(tag);
   } finally {
     env.close();

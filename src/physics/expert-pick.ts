@@ -1,7 +1,17 @@
 import type { Scene } from '../scene/schema.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
 import { isHeld } from '../task/verify.ts';
-import { enter, nearestEquivalent, nearXY, yawClose, yawOf, Z_TOL, XY_TOL, type Goal, type Memory } from './expert-util.ts';
+import {
+  enter,
+  nearestEquivalent,
+  nearXY,
+  yawClose,
+  yawOf,
+  Z_TOL,
+  XY_TOL,
+  type Goal,
+  type Memory,
+} from './expert-util.ts';
 import { YAW_LIMIT } from './sim.ts';
 
 /** TCP heights (m): hover above the object before descending, carry height. */
@@ -21,8 +31,10 @@ export function pickGoal(scene: Scene, s: TabletopState, task: TaskInstance, mem
   const hover = o.pos[2] + HOVER_ABOVE;
   const [gx, gy, placeZ, placeYaw] = placeGoal(scene, task, s);
   // Keep the grasp offset: bring the object (not the TCP) over the goal.
-  const tx = gx + ee[0] - o.pos[0], ty = gy + ee[1] - o.pos[1];
-  const at = (x: number, y: number, z: number, yaw: number) => nearXY(ee, x, y) && Math.abs(ee[2] - z) < Z_TOL && yawClose(yaw, s.eeYaw);
+  const tx = gx + ee[0] - o.pos[0],
+    ty = gy + ee[1] - o.pos[1];
+  const at = (x: number, y: number, z: number, yaw: number) =>
+    nearXY(ee, x, y) && Math.abs(ee[2] - z) < Z_TOL && yawClose(yaw, s.eeYaw);
   mem.timer++;
   switch (mem.phase) {
     case 'approach':

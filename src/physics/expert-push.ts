@@ -2,7 +2,17 @@ import { datan2, dcos, dsin, wrapAngle } from '../core/dmath.ts';
 import type { Scene } from '../scene/schema.ts';
 import { binOuterHalf, distToRect, footprintRadius } from '../task/geometry.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
-import { enter, nearestEquivalent, nearXY, yawClose, yawOf, XY_TOL, Z_TOL, type Goal, type Memory } from './expert-util.ts';
+import {
+  enter,
+  nearestEquivalent,
+  nearXY,
+  yawClose,
+  yawOf,
+  XY_TOL,
+  Z_TOL,
+  type Goal,
+  type Memory,
+} from './expert-util.ts';
 import { YAW_LIMIT } from './sim.ts';
 
 const PUSH_Z = 0.02;
@@ -22,9 +32,15 @@ const COAST = 0.004;
 const BIN_CLEARANCE = 0.015;
 
 /** One straight push along a face normal of the object (unit `dir`) for `dist` metres. */
-export interface Leg { dir: [number, number]; dist: number }
+export interface Leg {
+  dir: [number, number];
+  dist: number;
+}
 /** The current legs and the object's yaw when they were planned. */
-export interface PushPlan { legs: Leg[]; yaw: number }
+export interface PushPlan {
+  legs: Leg[];
+  yaw: number;
+}
 
 /** push: the closed fingers form a flat pusher (palm x axis across the push) held flush against one
  *  face of the object and pushed along that face's normal, which translates a box without turning it.
@@ -42,20 +58,24 @@ export function pushGoal(scene: Scene, s: TabletopState, task: TaskInstance, mem
   if (!leg) return retreat(mem, s);
   const [px, py] = faceNormal(leg.dir, objYaw);
   const reach = supportAlong2(obj.halfExtents, objYaw, px, py) + scene.robot.finger.halfExtents[1];
-  const bx = o.pos[0] - px * (reach + GAP), by = o.pos[1] - py * (reach + GAP);
+  const bx = o.pos[0] - px * (reach + GAP),
+    by = o.pos[1] - py * (reach + GAP);
   const yaw = nearestEquivalent(datan2(py, px) + Math.PI / 2, Math.PI, s.eeYaw, YAW_LIMIT);
   mem.timer++;
   switch (mem.phase) {
     case 'approach':
-      if (ee[2] < HOVER_Z - Z_TOL && !nearXY(ee, bx, by, 3 * XY_TOL)) return { pos: [ee[0], ee[1], HOVER_Z], yaw: s.eeYaw, grip: 1 };
-      if (nearXY(ee, bx, by, 1.5 * XY_TOL) && Math.abs(ee[2] - HOVER_Z) < Z_TOL && yawClose(yaw, s.eeYaw, 0.08)) enter(mem, 'descend');
+      if (ee[2] < HOVER_Z - Z_TOL && !nearXY(ee, bx, by, 3 * XY_TOL))
+        return { pos: [ee[0], ee[1], HOVER_Z], yaw: s.eeYaw, grip: 1 };
+      if (nearXY(ee, bx, by, 1.5 * XY_TOL) && Math.abs(ee[2] - HOVER_Z) < Z_TOL && yawClose(yaw, s.eeYaw, 0.08))
+        enter(mem, 'descend');
       return { pos: [bx, by, HOVER_Z], yaw, grip: 1 };
     case 'descend':
       if (!nearXY(ee, bx, by, 3 * XY_TOL)) enter(mem, 'approach');
       else if (Math.abs(ee[2] - PUSH_Z) < Z_TOL) startLeg(mem, o.pos);
       return { pos: [bx, by, PUSH_Z], yaw, grip: 1 };
     case 'push': {
-      const mx = o.pos[0] - mem.lastObj[0], my = o.pos[1] - mem.lastObj[1];
+      const mx = o.pos[0] - mem.lastObj[0],
+        my = o.pos[1] - mem.lastObj[1];
       const moved = Math.sqrt(mx * mx + my * my);
       mem.stalled = moved < STALL_MOVE ? mem.stalled + 1 : 0;
       mem.lastObj = [o.pos[0], o.pos[1], o.pos[2]];
@@ -100,7 +120,8 @@ function retreat(mem: Memory, s: TabletopState): Goal {
 
 /** The object's face normal nearest to `dir` (the box's +-x or +-y axis at yaw `objYaw`). */
 function faceNormal(dir: readonly number[], objYaw: number): [number, number] {
-  const c = dcos(objYaw), s = dsin(objYaw);
+  const c = dcos(objYaw),
+    s = dsin(objYaw);
   const a = dir[0] * c + dir[1] * s;
   const b = -dir[0] * s + dir[1] * c;
   if (Math.abs(a) >= Math.abs(b)) return a >= 0 ? [c, s] : [-c, -s];
@@ -109,7 +130,8 @@ function faceNormal(dir: readonly number[], objYaw: number): [number, number] {
 
 /** Half extent of an upright box (yaw only) along the horizontal unit direction (px, py). */
 function supportAlong2(half: readonly number[], yaw: number, px: number, py: number): number {
-  const c = dcos(yaw), s = dsin(yaw);
+  const c = dcos(yaw),
+    s = dsin(yaw);
   return Math.abs(px * c + py * s) * half[0] + Math.abs(-px * s + py * c) * half[1];
 }
 
@@ -118,20 +140,33 @@ function replan(scene: Scene, task: TaskInstance, s: TabletopState, plan: PushPl
   const o = s.objects[task.object];
   const zone = scene.zones[task.target.index];
   const yaw = yawOf(o.quat);
-  const c = dcos(yaw), sn = dsin(yaw);
-  const dx = zone.centre[0] - o.pos[0], dy = zone.centre[1] - o.pos[1];
-  const a = dx * c + dy * sn, b = -dx * sn + dy * c;
+  const c = dcos(yaw),
+    sn = dsin(yaw);
+  const dx = zone.centre[0] - o.pos[0],
+    dy = zone.centre[1] - o.pos[1];
+  const a = dx * c + dy * sn,
+    b = -dx * sn + dy * c;
   const legA: Leg = { dir: a >= 0 ? [c, sn] : [-c, -sn], dist: Math.abs(a) };
   const legB: Leg = { dir: b >= 0 ? [-sn, c] : [sn, -c], dist: Math.abs(b) };
   const [long, short] = legA.dist >= legB.dist ? [legA, legB] : [legB, legA];
   const half = (l: Leg): Leg => ({ dir: l.dir, dist: l.dist / 2 });
   // Candidate paths, simplest first; a zig-zag keeps the corners nearer the middle of the table.
-  const candidates = [[long, short], [short, long], [half(long), short, half(long)], [half(short), long, half(short)]];
+  const candidates = [
+    [long, short],
+    [short, long],
+    [half(long), short, half(long)],
+    [half(short), long, half(short)],
+  ];
   const room = footprintRadius(scene.objects[task.object]) + BIN_CLEARANCE;
   const back = footprintRadius(scene.objects[task.object]) + 2 * scene.robot.finger.halfExtents[1] + GAP;
   // Room to spare: the object's path clear of bins, the pusher behind it inside the workspace.
-  const score = (legs: Leg[]) => Math.min(pathClearance(scene, o.pos[0], o.pos[1], legs) - room, pusherMargin(scene, o.pos[0], o.pos[1], legs, back));
-  const best = candidates.find((legs) => score(legs) >= 0) ?? candidates.reduce((p, q) => (score(q) > score(p) ? q : p));
+  const score = (legs: Leg[]) =>
+    Math.min(
+      pathClearance(scene, o.pos[0], o.pos[1], legs) - room,
+      pusherMargin(scene, o.pos[0], o.pos[1], legs, back),
+    );
+  const best =
+    candidates.find((legs) => score(legs) >= 0) ?? candidates.reduce((p, q) => (score(q) > score(p) ? q : p));
   plan.legs = best.filter((l) => l.dist >= MIN_LEG);
   plan.yaw = yaw;
 }
@@ -142,7 +177,8 @@ function pusherMargin(scene: Scene, x: number, y: number, legs: Leg[], back: num
   let worst = Infinity;
   for (const leg of legs) {
     for (const t of [0, leg.dist]) {
-      const px = x + leg.dir[0] * (t - back), py = y + leg.dir[1] * (t - back);
+      const px = x + leg.dir[0] * (t - back),
+        py = y + leg.dir[1] * (t - back);
       worst = Math.min(worst, px - min[0], max[0] - px, py - min[1], max[1] - py);
     }
     x += leg.dir[0] * leg.dist;
@@ -157,7 +193,8 @@ function pathClearance(scene: Scene, x: number, y: number, legs: Leg[]): number 
   for (const leg of legs) {
     for (let k = 0; k <= 32; k++) {
       const t = (leg.dist * k) / 32;
-      for (const bin of scene.bins) best = Math.min(best, distToRect(x + leg.dir[0] * t, y + leg.dir[1] * t, bin.centre, binOuterHalf(bin)));
+      for (const bin of scene.bins)
+        best = Math.min(best, distToRect(x + leg.dir[0] * t, y + leg.dir[1] * t, bin.centre, binOuterHalf(bin)));
     }
     x += leg.dir[0] * leg.dist;
     y += leg.dir[1] * leg.dist;

@@ -4,7 +4,11 @@ import { quatAxes } from '../task/geometry.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
 
 /** A tool-centre-point goal: position, yaw and grip (0 open, 1 closed). */
-export interface Goal { pos: Vec3; yaw: number; grip: number }
+export interface Goal {
+  pos: Vec3;
+  yaw: number;
+  grip: number;
+}
 
 /** Per-env phase memory of the scripted expert. */
 export interface Memory {
@@ -34,7 +38,8 @@ export const Z_TOL = 0.005;
 export const YAW_TOL = 0.05;
 
 export function nearXY(ee: Vec3, x: number, y: number, tol = XY_TOL): boolean {
-  const dx = ee[0] - x, dy = ee[1] - y;
+  const dx = ee[0] - x,
+    dy = ee[1] - y;
   return dx * dx + dy * dy < tol * tol;
 }
 

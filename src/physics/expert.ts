@@ -45,7 +45,10 @@ export class ScriptedExpert {
         this.plans[i] = { legs: [], yaw: 0 };
       }
       const s = env.state(i);
-      const goal = task.family === 'push' ? pushGoal(scene, s, task, this.memory[i], this.plans[i]) : pickGoal(scene, s, task, this.memory[i]);
+      const goal =
+        task.family === 'push'
+          ? pushGoal(scene, s, task, this.memory[i], this.plans[i])
+          : pickGoal(scene, s, task, this.memory[i]);
       const tokens = encodeAction(scene.control, {
         dx: goal.pos[0] - s.eePos[0],
         dy: goal.pos[1] - s.eePos[1],

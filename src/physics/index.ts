@@ -2,7 +2,18 @@
 // Must not import nn, worldmodel, trainer.
 export { createTabletopEnv, loadRapier, TabletopEnv, type TabletopEnvOptions } from './env.ts';
 export { tabletopSpec, fixedCameras, PROPRIO, PROPRIO_BOUND, INSTRUCTION_MAX } from '../tabletop/spec.ts';
-export { ACTION_NAMES, binValue, nearestBin, decodeAction, encodeAction, emptyAction, putTokens, type ActionName, type ActionTokens, type ContinuousAction } from './actions.ts';
+export {
+  ACTION_NAMES,
+  binValue,
+  nearestBin,
+  decodeAction,
+  encodeAction,
+  emptyAction,
+  putTokens,
+  type ActionName,
+  type ActionTokens,
+  type ContinuousAction,
+} from './actions.ts';
 export { ScriptedExpert, type ExpertEnv } from './expert.ts';
 export { ArmKinematics } from './kinematics.ts';
 export { RobotRig, TIP_BELOW_TCP } from './robot.ts';

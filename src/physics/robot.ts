@@ -60,14 +60,28 @@ export class RobotRig {
     const f = robot.finger;
     const [fhx, fhy, fhz] = f.halfExtents;
     const fingers = [1, -1].map((side) => {
-      this.bodyPoint(5, this.palmOffset[0] + side * (fhx + opening), this.palmOffset[1], this.palmOffset[2] + this.fingerDrop);
-      const desc = R.RigidBodyDesc.dynamic().setTranslation(this.v.x, this.v.y, this.v.z).setRotation(quatFromMat(kin.rot, 45, { ...this.q }));
+      this.bodyPoint(
+        5,
+        this.palmOffset[0] + side * (fhx + opening),
+        this.palmOffset[1],
+        this.palmOffset[2] + this.fingerDrop,
+      );
+      const desc = R.RigidBodyDesc.dynamic()
+        .setTranslation(this.v.x, this.v.y, this.v.z)
+        .setRotation(quatFromMat(kin.rot, 45, { ...this.q }));
       const body = world.createRigidBody(desc);
-      world.createCollider(R.ColliderDesc.cuboid(fhx, fhy, fhz).setMass(f.mass).setFriction(f.friction).setCollisionGroups(GROUP_ROBOT), body);
+      world.createCollider(
+        R.ColliderDesc.cuboid(fhx, fhy, fhz).setMass(f.mass).setFriction(f.friction).setCollisionGroups(GROUP_ROBOT),
+        body,
+      );
       return { body, side };
     });
     const joints = fingers.map(({ body, side }) => {
-      const data = R.JointData.prismatic({ x: side * fhx, y: 0, z: this.fingerDrop }, { x: 0, y: 0, z: 0 }, { x: side, y: 0, z: 0 });
+      const data = R.JointData.prismatic(
+        { x: side * fhx, y: 0, z: this.fingerDrop },
+        { x: 0, y: 0, z: 0 },
+        { x: side, y: 0, z: 0 },
+      );
       data.limitsEnabled = true;
       data.limits = [0, f.maxOpening];
       const joint = world.createImpulseJoint(data, palm, body, true) as RAPIER_NS.PrismaticImpulseJoint;
@@ -77,7 +91,12 @@ export class RobotRig {
       joint.configureMotorPosition(opening, FINGER_STIFFNESS, FINGER_DAMPING);
       return joint.handle;
     });
-    return { links: links.map((b) => b.handle), palm: palm.handle, fingers: [fingers[0].body.handle, fingers[1].body.handle], joints: [joints[0], joints[1]] };
+    return {
+      links: links.map((b) => b.handle),
+      palm: palm.handle,
+      fingers: [fingers[0].body.handle, fingers[1].body.handle],
+      joints: [joints[0], joints[1]],
+    };
   }
 
   /** Motor target of both fingers for the commanded opening: the command itself while opening, and
@@ -145,4 +164,3 @@ function setPose(body: RigidBody, v: MutVec, q: MutQuat, next: boolean): void {
     body.setRotation(q, false);
   }
 }
-

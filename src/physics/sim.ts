@@ -64,7 +64,11 @@ export class TabletopSim {
   private readonly v: MutVec = { x: 0, y: 0, z: 0 };
   private readonly r: MutQuat = { x: 0, y: 0, z: 0, w: 1 };
 
-  constructor(private readonly R: Rapier, readonly scene: Scene, readonly rig: RobotRig) {}
+  constructor(
+    private readonly R: Rapier,
+    readonly scene: Scene,
+    readonly rig: RobotRig,
+  ) {}
 
   /** Replaces the world with a fresh one laid out as `task` says (fresh, so nothing carries over). */
   reset(task: TaskInstance): void {
@@ -73,7 +77,10 @@ export class TabletopSim {
     const robot = scene.robot;
     this.q.set(robot.home);
     const err = rig.kin.solve(this.q, task.initEe, 0, IK_ITERS_RESET);
-    if (err > 1e-4) throw new RangeError(`task ${task.taskId} seed ${task.seed}: initEe ${task.initEe.join(', ')} is out of the arm's reach (IK error ${err.toFixed(4)} m)`);
+    if (err > 1e-4)
+      throw new RangeError(
+        `task ${task.taskId} seed ${task.seed}: initEe ${task.initEe.join(', ')} is out of the arm's reach (IK error ${err.toFixed(4)} m)`,
+      );
     this.target.set(task.initEe);
     this.clampTarget();
     this.yaw = 0;
@@ -87,12 +94,20 @@ export class TabletopSim {
     this.buildStatics(world);
     this.objectHandles = scene.objects.map((obj, i) => {
       const init = task.initObjects[i];
-      if (!init) throw new RangeError(`task ${task.taskId} seed ${task.seed}: initObjects[${i}] missing for object "${obj.name}"`);
-      const body = world.createRigidBody(R.RigidBodyDesc.dynamic().setTranslation(init.pos[0], init.pos[1], init.pos[2]).setRotation(quatFromYaw(init.yaw)));
+      if (!init)
+        throw new RangeError(
+          `task ${task.taskId} seed ${task.seed}: initObjects[${i}] missing for object "${obj.name}"`,
+        );
+      const body = world.createRigidBody(
+        R.RigidBodyDesc.dynamic()
+          .setTranslation(init.pos[0], init.pos[1], init.pos[2])
+          .setRotation(quatFromYaw(init.yaw)),
+      );
       const [hx, hy, hz] = obj.halfExtents;
-      const desc = obj.shape === 'box'
-        ? R.ColliderDesc.cuboid(hx, hy, hz)
-        : R.ColliderDesc.cylinder(hz, hx).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 }); // Rapier's axis is y
+      const desc =
+        obj.shape === 'box'
+          ? R.ColliderDesc.cuboid(hx, hy, hz)
+          : R.ColliderDesc.cylinder(hz, hx).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 }); // Rapier's axis is y
       world.createCollider(desc.setMass(obj.mass).setFriction(obj.friction).setCollisionGroups(GROUP_WORLD), body);
       return body.handle;
     });
@@ -106,9 +121,16 @@ export class TabletopSim {
     const { R } = this;
     for (const b of sceneBodies(this.scene)) {
       if (!b.pose || b.name.startsWith('zone_')) continue;
-      const body = world.createRigidBody(R.RigidBodyDesc.fixed().setTranslation(b.pose.pos[0], b.pose.pos[1], b.pose.pos[2]));
+      const body = world.createRigidBody(
+        R.RigidBodyDesc.fixed().setTranslation(b.pose.pos[0], b.pose.pos[1], b.pose.pos[2]),
+      );
       const friction = b.name === 'table' ? this.scene.table.friction : 0.6;
-      world.createCollider(R.ColliderDesc.cuboid(...b.halfExtents).setFriction(friction).setCollisionGroups(GROUP_WORLD), body);
+      world.createCollider(
+        R.ColliderDesc.cuboid(...b.halfExtents)
+          .setFriction(friction)
+          .setCollisionGroups(GROUP_WORLD),
+        body,
+      );
     }
   }
 
@@ -143,7 +165,9 @@ export class TabletopSim {
   control(dx: number, dy: number, dz: number, dyaw: number, grip: number): void {
     const world = this.world;
     if (!world) throw new Error('TabletopSim.control before reset');
-    this.target[0] += dx; this.target[1] += dy; this.target[2] += dz;
+    this.target[0] += dx;
+    this.target[1] += dy;
+    this.target[2] += dz;
     this.clampTarget();
     this.yaw = clamp(this.yaw + dyaw, -YAW_LIMIT, YAW_LIMIT);
     this.grip = grip;
@@ -193,19 +217,36 @@ export class TabletopSim {
    *  With `out` (from an earlier call) the poses are written into it instead of fresh objects. */
   poses(out?: BodyPose[]): BodyPose[] {
     const bodies = this.moving;
-    const poses = out ?? this.poseNames().map((name) => ({ name, pos: [0, 0, 0] as BodyPose['pos'], quat: [0, 0, 0, 1] as BodyPose['quat'] }));
+    const poses =
+      out ??
+      this.poseNames().map((name) => ({
+        name,
+        pos: [0, 0, 0] as BodyPose['pos'],
+        quat: [0, 0, 0, 1] as BodyPose['quat'],
+      }));
     for (let i = 0; i < bodies.length; i++) {
       const t = bodies[i].translation(this.v);
       const r = bodies[i].rotation(this.r);
       const p = poses[i];
-      p.pos[0] = t.x; p.pos[1] = t.y; p.pos[2] = t.z;
-      p.quat[0] = r.x; p.quat[1] = r.y; p.quat[2] = r.z; p.quat[3] = r.w;
+      p.pos[0] = t.x;
+      p.pos[1] = t.y;
+      p.pos[2] = t.z;
+      p.quat[0] = r.x;
+      p.quat[1] = r.y;
+      p.quat[2] = r.z;
+      p.quat[3] = r.w;
     }
     return poses;
   }
 
   private poseNames(): string[] {
-    return [...this.scene.objects.map((o) => o.name), ...this.scene.robot.links.map((l) => l.name), 'palm', 'finger_left', 'finger_right'];
+    return [
+      ...this.scene.objects.map((o) => o.name),
+      ...this.scene.robot.links.map((l) => l.name),
+      'palm',
+      'finger_left',
+      'finger_right',
+    ];
   }
 
   snapshot(): SimSnapshot {
@@ -245,7 +286,20 @@ export class TabletopSim {
  *  world's own bytes. */
 export function encodeSimSnapshot(s: SimSnapshot): Uint8Array {
   const h = s.handles;
-  const head = [h.links.length, s.objects.length, ...h.links, h.palm, ...h.fingers, ...h.joints, ...s.objects, ...s.q, ...s.target, s.yaw, s.grip, s.motor];
+  const head = [
+    h.links.length,
+    s.objects.length,
+    ...h.links,
+    h.palm,
+    ...h.fingers,
+    ...h.joints,
+    ...s.objects,
+    ...s.q,
+    ...s.target,
+    s.yaw,
+    s.grip,
+    s.motor,
+  ];
   const out = new Uint8Array(8 * (head.length + 1) + s.world.length);
   const view = new DataView(out.buffer);
   view.setFloat64(0, head.length, true);
@@ -258,12 +312,18 @@ export function decodeSimSnapshot(bytes: Uint8Array): SimSnapshot {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const at = (k: number) => view.getFloat64(8 * k, true);
   const size = bytes.byteLength >= 8 ? at(0) : -1;
-  if (!(Number.isInteger(size) && size >= 2 && 8 * (size + 1) <= bytes.byteLength)) throw new RangeError('decodeSimSnapshot: not a physics snapshot');
+  if (!(Number.isInteger(size) && size >= 2 && 8 * (size + 1) <= bytes.byteLength))
+    throw new RangeError('decodeSimSnapshot: not a physics snapshot');
   const head = Array.from({ length: size }, (_, k) => at(k + 1));
   const [links, objects] = head;
   let k = 2;
   const take = (n: number) => head.slice(k, (k += n));
-  const handles: RobotHandles = { links: take(links), palm: take(1)[0], fingers: take(2) as [number, number], joints: take(2) as [number, number] };
+  const handles: RobotHandles = {
+    links: take(links),
+    palm: take(1)[0],
+    fingers: take(2) as [number, number],
+    joints: take(2) as [number, number],
+  };
   const objectHandles = take(objects);
   const q = Float64Array.from(take(6));
   const target = Float64Array.from(take(3));

@@ -19,7 +19,12 @@ export interface BcCheckpoint {
 }
 
 export function saveBcCheckpoint(dir: string, ck: BcCheckpoint, commit?: CommitOptions): void {
-  saveTrainCheckpoint(dir, CHECKPOINT_FORMAT, { step: ck.step, run: ck.run, info: { config: ck.config }, params: ck.params, optimizer: ck.optimizer, extra: {} }, commit);
+  saveTrainCheckpoint(
+    dir,
+    CHECKPOINT_FORMAT,
+    { step: ck.step, run: ck.run, info: { config: ck.config }, params: ck.params, optimizer: ck.optimizer, extra: {} },
+    commit,
+  );
 }
 
 export function loadBcCheckpoint(dir: string): BcCheckpoint {

@@ -51,16 +51,22 @@ export interface BcStepResult {
 /** Checks shapes against the config; the error names the bad field. */
 export function checkBcDataset(ds: BcDataset, config: VlaConfig): void {
   const [h, w] = config.imageSize;
-  if (!Number.isInteger(ds.size) || ds.size < 1) throw new RangeError(`BC dataset: size must be a positive integer, got ${ds.size}`);
+  if (!Number.isInteger(ds.size) || ds.size < 1)
+    throw new RangeError(`BC dataset: size must be a positive integer, got ${ds.size}`);
   for (const cam of config.cameras) {
-    if (ds.images[cam]?.length !== ds.size * h * w * 3) throw new RangeError(`BC dataset: images.${cam} must hold ${ds.size} x ${h}x${w}x3 bytes`);
+    if (ds.images[cam]?.length !== ds.size * h * w * 3)
+      throw new RangeError(`BC dataset: images.${cam} must hold ${ds.size} x ${h}x${w}x3 bytes`);
   }
-  if (config.proprio && ds.proprio?.length !== ds.size * config.proprio.dim) throw new RangeError(`BC dataset: proprio must hold ${ds.size} x ${config.proprio.dim} floats`);
-  if (ds.tokens.length !== ds.size * config.tokenizer.maxLength) throw new RangeError(`BC dataset: tokens must hold ${ds.size} x ${config.tokenizer.maxLength} ids`);
+  if (config.proprio && ds.proprio?.length !== ds.size * config.proprio.dim)
+    throw new RangeError(`BC dataset: proprio must hold ${ds.size} x ${config.proprio.dim} floats`);
+  if (ds.tokens.length !== ds.size * config.tokenizer.maxLength)
+    throw new RangeError(`BC dataset: tokens must hold ${ds.size} x ${config.tokenizer.maxLength} ids`);
   for (const a of config.actions) {
     const l = ds.labels[a.name];
     if (l?.length !== ds.size) throw new RangeError(`BC dataset: labels.${a.name} must hold ${ds.size} tokens`);
-    for (let i = 0; i < l.length; i++) if (l[i] < 0 || l[i] >= a.n) throw new RangeError(`BC dataset: labels.${a.name}[${i}] = ${l[i]} is outside [0, ${a.n})`);
+    for (let i = 0; i < l.length; i++)
+      if (l[i] < 0 || l[i] >= a.n)
+        throw new RangeError(`BC dataset: labels.${a.name}[${i}] = ${l[i]} is outside [0, ${a.n})`);
   }
 }
 
@@ -76,7 +82,16 @@ export function bcLossBuilder(config: VlaConfig, batch: number): (g: Graph) => L
 }
 
 /** Copies image `src` (h x w x 3) into `dst` at `offset`, shifted by (dy, dx) with edge replication. */
-export function shiftImage(src: Uint8Array, srcOffset: number, dst: Uint8Array, dstOffset: number, h: number, w: number, dy: number, dx: number): void {
+export function shiftImage(
+  src: Uint8Array,
+  srcOffset: number,
+  dst: Uint8Array,
+  dstOffset: number,
+  h: number,
+  w: number,
+  dy: number,
+  dx: number,
+): void {
   for (let y = 0; y < h; y++) {
     const sy = Math.min(h - 1, Math.max(0, y + dy));
     for (let x = 0; x < w; x++) {
@@ -91,7 +106,14 @@ export function shiftImage(src: Uint8Array, srcOffset: number, dst: Uint8Array, 
 }
 
 /** The minibatch of step `step`: rows drawn with replacement from Rng(seed, step), then augmented. */
-export function bcBatch(ds: BcDataset, config: VlaConfig, batch: number, seed: number, step: number, shift = 0): { feeds: Feeds; rows: Int32Array } {
+export function bcBatch(
+  ds: BcDataset,
+  config: VlaConfig,
+  batch: number,
+  seed: number,
+  step: number,
+  shift = 0,
+): { feeds: Feeds; rows: Int32Array } {
   const rng = new Rng(seed, 0x6bc00000 + step);
   const [h, w] = config.imageSize;
   const px = h * w * 3;
@@ -117,7 +139,12 @@ export function bcBatch(ds: BcDataset, config: VlaConfig, batch: number, seed: n
     rows.forEach((r, b) => p.set(ds.proprio!.subarray(r * d, (r + 1) * d), b * d));
     feeds[config.proprio.name] = tensor('float32', p, [batch, d]);
   }
-  for (const a of config.actions) feeds[VLA_IO.action(a.name)] = tensor('int32', Int32Array.from(rows, (r) => ds.labels[a.name][r]), [batch]);
+  for (const a of config.actions)
+    feeds[VLA_IO.action(a.name)] = tensor(
+      'int32',
+      Int32Array.from(rows, (r) => ds.labels[a.name][r]),
+      [batch],
+    );
   return { feeds, rows };
 }
 
@@ -135,10 +162,15 @@ export class BcTrainer {
   /** Datasets already checked against the config (each once, on its first step). */
   private readonly checked = new WeakSet<BcDataset>();
 
-  private constructor(private readonly session: TrainSession, readonly config: VlaConfig, readonly opts: BcOptions) {}
+  private constructor(
+    private readonly session: TrainSession,
+    readonly config: VlaConfig,
+    readonly opts: BcOptions,
+  ) {}
 
   static async create(config: VlaConfig, params: ParamStore, opts: BcOptions): Promise<BcTrainer> {
-    if (!Number.isInteger(opts.batch) || opts.batch < 1) throw new RangeError(`BC: batch must be a positive integer, got ${opts.batch}`);
+    if (!Number.isInteger(opts.batch) || opts.batch < 1)
+      throw new RangeError(`BC: batch must be a positive integer, got ${opts.batch}`);
     if (!(opts.lr > 0)) throw new RangeError(`BC: lr must be > 0, got ${opts.lr}`);
     const session = await TrainSession.create(bcLossBuilder(config, opts.batch), params, {
       ...opts.runtime,

@@ -5,8 +5,12 @@ import type { ParamStore } from '../nn/params.ts';
 import { type LoadedPolicy, POLICY_KIND, checkPolicy } from './model-bytes.ts';
 import { type VlaConfigInput, parseVlaConfig, vlaForwardBuilder } from './vla.ts';
 
-
-export function savePolicy(path: string, config: VlaConfigInput, params: ParamStore, meta: { provenance: ModelSidecar['provenance']; specHash: string }): Promise<ModelSidecar> {
+export function savePolicy(
+  path: string,
+  config: VlaConfigInput,
+  params: ParamStore,
+  meta: { provenance: ModelSidecar['provenance']; specHash: string },
+): Promise<ModelSidecar> {
   const c = parseVlaConfig(config);
   return saveModel(path, vlaForwardBuilder(c), params, { kind: POLICY_KIND, config: c, ...meta });
 }

@@ -9,16 +9,58 @@ import { splitWords } from './tokenizer.ts';
 export const PRETRAIN_SIZES = {
   tiny: VLA_SIZES_TINY,
   default: VLA_SIZES_DEFAULT,
-  mid: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }] },
+  mid: {
+    ...VLA_SIZES_DEFAULT,
+    conv: [
+      { out: 16, k: 5, stride: 2, pad: 2 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+    ],
+  },
   /** mid with a two-layer trunk: late fusion needs depth to gate image features by the instruction. */
-  deep: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], trunk: [256, 256] },
+  deep: {
+    ...VLA_SIZES_DEFAULT,
+    conv: [
+      { out: 16, k: 5, stride: 2, pad: 2 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+    ],
+    trunk: [256, 256],
+  },
   /** mid with the instruction FiLM-modulating the last two conv layers and spatial-softmax keypoints of
    *  the last map next to the flattened one: the text picks the channels, the keypoints say where. */
-  film: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'concat' },
+  film: {
+    ...VLA_SIZES_DEFAULT,
+    conv: [
+      { out: 16, k: 5, stride: 2, pad: 2 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+    ],
+    film: 2,
+    keypoints: 'concat',
+  },
   /** film with only the keypoints (no flattened map): far fewer image parameters to memorise layouts with. */
-  keypoints: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }], film: 2, keypoints: 'replace' },
+  keypoints: {
+    ...VLA_SIZES_DEFAULT,
+    conv: [
+      { out: 16, k: 5, stride: 2, pad: 2 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+    ],
+    film: 2,
+    keypoints: 'replace',
+  },
   /** keypoints read from a 16x16 map (the third conv keeps stride 1): finer positions. */
-  keypoints16: { ...VLA_SIZES_DEFAULT, conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 1, pad: 1 }], film: 2, keypoints: 'replace' },
+  keypoints16: {
+    ...VLA_SIZES_DEFAULT,
+    conv: [
+      { out: 16, k: 5, stride: 2, pad: 2 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+      { out: 32, k: 3, stride: 1, pad: 1 },
+    ],
+    film: 2,
+    keypoints: 'replace',
+  },
 } satisfies Record<string, VlaSizes>;
 
 /** The AutoResearch agent (docs/autoresearch.md#the-agent): no camera; the task text + feedback through attention pooling,

@@ -27,20 +27,29 @@ export interface PolicyAction {
 }
 
 /** Builds the network's feeds (tensors of `binding`) from a batched observation (env contract layout). */
-export function policyFeeds(config: VlaConfig, tokenizer: WordTokenizer, obs: BatchObs, n: number, binding: OrtBinding = ort): Feeds {
+export function policyFeeds(
+  config: VlaConfig,
+  tokenizer: WordTokenizer,
+  obs: BatchObs,
+  n: number,
+  binding: OrtBinding = ort,
+): Feeds {
   const [h, w] = config.imageSize;
   const feeds: Feeds = {};
   for (const cam of config.cameras) {
     const img = obs[cam];
-    if (!(img instanceof Uint8Array) || img.length !== n * h * w * 3) throw new Error(`policy: observation "${cam}" must be Uint8Array(${n}*${h}*${w}*3)`);
+    if (!(img instanceof Uint8Array) || img.length !== n * h * w * 3)
+      throw new Error(`policy: observation "${cam}" must be Uint8Array(${n}*${h}*${w}*3)`);
     feeds[cam] = tensor('uint8', img, [n, h, w, 3], binding);
   }
   const text = obs[config.instruction];
-  if (!Array.isArray(text) || text.length !== n) throw new Error(`policy: observation "${config.instruction}" must be string[${n}]`);
+  if (!Array.isArray(text) || text.length !== n)
+    throw new Error(`policy: observation "${config.instruction}" must be string[${n}]`);
   feeds[VLA_IO.tokens] = tensor('int32', tokenizer.encodeBatch(text), [n, tokenizer.maxLength], binding);
   if (config.proprio) {
     const p = obs[config.proprio.name];
-    if (!(p instanceof Float32Array) || p.length !== n * config.proprio.dim) throw new Error(`policy: observation "${config.proprio.name}" must be Float32Array(${n}*${config.proprio.dim})`);
+    if (!(p instanceof Float32Array) || p.length !== n * config.proprio.dim)
+      throw new Error(`policy: observation "${config.proprio.name}" must be Float32Array(${n}*${config.proprio.dim})`);
     feeds[config.proprio.name] = tensor('float32', p, [n, config.proprio.dim], binding);
   }
   return feeds;
@@ -82,7 +91,10 @@ export class PolicySampler {
   readonly config: VlaConfig;
   readonly tokenizer: WordTokenizer;
 
-  private constructor(private readonly session: ForwardSession, config: VlaConfig) {
+  private constructor(
+    private readonly session: ForwardSession,
+    config: VlaConfig,
+  ) {
     this.config = config;
     this.tokenizer = new WordTokenizer(config.tokenizer);
   }
@@ -103,7 +115,10 @@ export class PolicySampler {
   async forward(obs: BatchObs, n: number, tokens?: Readonly<Record<string, Int32Array>>): Promise<PolicyForward> {
     const feeds = policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort);
     if (this.config.autoregressive) {
-      if (!tokens) throw new Error('PolicySampler.forward: an autoregressive policy needs the action tokens its heads condition on');
+      if (!tokens)
+        throw new Error(
+          'PolicySampler.forward: an autoregressive policy needs the action tokens its heads condition on',
+        );
       this.tokenFeeds(feeds, tokens, n);
     }
     return this.read(await this.session.run(feeds));
@@ -112,7 +127,8 @@ export class PolicySampler {
   private tokenFeeds(feeds: Feeds, tokens: Readonly<Record<string, Int32Array>>, n: number): void {
     for (const a of this.config.actions) {
       const t = tokens[a.name];
-      if (!(t instanceof Int32Array) || t.length !== n) throw new Error(`policy: action tokens "${a.name}" must be Int32Array(${n})`);
+      if (!(t instanceof Int32Array) || t.length !== n)
+        throw new Error(`policy: action tokens "${a.name}" must be Int32Array(${n})`);
       feeds[VLA_IO.action(a.name)] = tensor('int32', t, [n], this.session.ort);
     }
   }
@@ -131,7 +147,8 @@ export class PolicySampler {
    *  chosen tokens, exactly as the sampler computed them. */
   async act(obs: BatchObs, n: number, draw: Rng | readonly Rng[] | null, temperature = 1): Promise<PolicyAction> {
     if (!(temperature >= 0)) throw new RangeError(`PolicySampler.act: temperature must be >= 0, got ${temperature}`);
-    if (Array.isArray(draw) && draw.length !== n) throw new RangeError(`PolicySampler.act: ${draw.length} Rngs for ${n} envs`);
+    if (Array.isArray(draw) && draw.length !== n)
+      throw new RangeError(`PolicySampler.act: ${draw.length} Rngs for ${n} envs`);
     const d = this.config.actions.length;
     const u = temperature === 0 ? null : drawUniforms(draw, n, d);
     const actions: Record<string, Int32Array> = {};

@@ -6,13 +6,31 @@ import { hashOf } from '../core/hash.ts';
 import type { TokenizerConfig } from './tokenizer.ts';
 import { type VlaConfig, type VlaConfigInput, parseVlaConfig } from './vla.ts';
 
-export type VlaSizes = Pick<VlaConfigInput, 'conv' | 'imageFeatures' | 'embedDim' | 'pooling' | 'trunk' | 'act' | 'layerNorm' | 'valueHead' | 'film' | 'keypoints' | 'autoregressive'> & {
+export type VlaSizes = Pick<
+  VlaConfigInput,
+  | 'conv'
+  | 'imageFeatures'
+  | 'embedDim'
+  | 'pooling'
+  | 'trunk'
+  | 'act'
+  | 'layerNorm'
+  | 'valueHead'
+  | 'film'
+  | 'keypoints'
+  | 'autoregressive'
+> & {
   proprioHidden: number;
 };
 
 /** The benchmarked tabletop policy (~0.4 M parameters, 64x64 input). */
 export const VLA_SIZES_DEFAULT: VlaSizes = {
-  conv: [{ out: 16, k: 5, stride: 2, pad: 2 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 32, k: 3, stride: 2, pad: 1 }, { out: 64, k: 3, stride: 2, pad: 1 }],
+  conv: [
+    { out: 16, k: 5, stride: 2, pad: 2 },
+    { out: 32, k: 3, stride: 2, pad: 1 },
+    { out: 32, k: 3, stride: 2, pad: 1 },
+    { out: 64, k: 3, stride: 2, pad: 1 },
+  ],
   imageFeatures: 256,
   embedDim: 32,
   proprioHidden: 64,
@@ -21,7 +39,11 @@ export const VLA_SIZES_DEFAULT: VlaSizes = {
 
 /** A tiny policy for fixtures, demos and the browser. */
 export const VLA_SIZES_TINY: VlaSizes = {
-  conv: [{ out: 8, k: 5, stride: 2, pad: 2 }, { out: 16, k: 3, stride: 2, pad: 1 }, { out: 16, k: 3, stride: 2, pad: 1 }],
+  conv: [
+    { out: 8, k: 5, stride: 2, pad: 2 },
+    { out: 16, k: 3, stride: 2, pad: 1 },
+    { out: 16, k: 3, stride: 2, pad: 1 },
+  ],
   imageFeatures: 64,
   embedDim: 16,
   proprioHidden: 16,
@@ -35,14 +57,23 @@ export function vlaConfigFromSpec(spec: EnvSpec, tokenizer: TokenizerConfig, siz
   const images = spec.observation.filter((e) => e.kind === 'image');
   const texts = spec.observation.filter((e) => e.kind === 'text');
   const boxes = spec.observation.filter((e) => e.kind === 'box');
-  if (images.length > 2) throw new Error(`spec ${spec.id}: the VLA takes at most 2 image observations, found ${images.length}`);
+  if (images.length > 2)
+    throw new Error(`spec ${spec.id}: the VLA takes at most 2 image observations, found ${images.length}`);
   const [h, w] = images.length ? images[0].shape : [];
   const odd = images.find((e) => e.shape[0] !== h || e.shape[1] !== w);
-  if (odd) throw new Error(`spec ${spec.id}: observation "${odd.name}" is ${odd.shape[0]}x${odd.shape[1]}, "${images[0].name}" is ${h}x${w}`);
-  if (texts.length !== 1) throw new Error(`spec ${spec.id}: the VLA needs exactly one text observation, found ${texts.length}`);
-  if (boxes.length > 1 || boxes.some((b) => b.shape.length !== 1)) throw new Error(`spec ${spec.id}: the VLA takes at most one rank-1 box observation`);
+  if (odd)
+    throw new Error(
+      `spec ${spec.id}: observation "${odd.name}" is ${odd.shape[0]}x${odd.shape[1]}, "${images[0].name}" is ${h}x${w}`,
+    );
+  if (texts.length !== 1)
+    throw new Error(`spec ${spec.id}: the VLA needs exactly one text observation, found ${texts.length}`);
+  if (boxes.length > 1 || boxes.some((b) => b.shape.length !== 1))
+    throw new Error(`spec ${spec.id}: the VLA takes at most one rank-1 box observation`);
   const bad = spec.action.find((a) => a.kind !== 'discrete');
-  if (bad) throw new Error(`spec ${spec.id}: action "${bad.name}" is not discrete (the VLA has one categorical head per dimension)`);
+  if (bad)
+    throw new Error(
+      `spec ${spec.id}: action "${bad.name}" is not discrete (the VLA has one categorical head per dimension)`,
+    );
   const { proprioHidden, ...rest } = sizes;
   if (!images.length) for (const k of ['conv', 'imageFeatures', 'film', 'keypoints'] as const) delete rest[k];
   return parseVlaConfig({

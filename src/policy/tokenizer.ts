@@ -14,8 +14,10 @@ export const TokenizerConfigSchema = z
     maxLength: z.number().int().positive(),
   })
   .superRefine((c, ctx) => {
-    if (c.vocab[PAD_ID] !== PAD_TOKEN) ctx.addIssue({ code: 'custom', path: ['vocab', PAD_ID], message: `must be "${PAD_TOKEN}"` });
-    if (c.vocab[UNK_ID] !== UNK_TOKEN) ctx.addIssue({ code: 'custom', path: ['vocab', UNK_ID], message: `must be "${UNK_TOKEN}"` });
+    if (c.vocab[PAD_ID] !== PAD_TOKEN)
+      ctx.addIssue({ code: 'custom', path: ['vocab', PAD_ID], message: `must be "${PAD_TOKEN}"` });
+    if (c.vocab[UNK_ID] !== UNK_TOKEN)
+      ctx.addIssue({ code: 'custom', path: ['vocab', UNK_ID], message: `must be "${UNK_TOKEN}"` });
     const seen = new Set<string>();
     c.vocab.forEach((w, i) => {
       if (seen.has(w)) ctx.addIssue({ code: 'custom', path: ['vocab', i], message: `duplicate word "${w}"` });
@@ -25,7 +27,10 @@ export const TokenizerConfigSchema = z
 export type TokenizerConfig = z.infer<typeof TokenizerConfigSchema>;
 
 export function splitWords(text: string): string[] {
-  return text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 0);
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
 }
 
 export class WordTokenizer {
@@ -33,12 +38,16 @@ export class WordTokenizer {
 
   constructor(readonly config: TokenizerConfig) {
     const r = TokenizerConfigSchema.safeParse(config);
-    if (!r.success) throw new Error(`tokenizer: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!r.success)
+      throw new Error(`tokenizer: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     this.ids = new Map(config.vocab.map((w, i) => [w, i]));
   }
 
   /** Vocabulary from a corpus: words by descending count, ties alphabetical (deterministic). */
-  static fromCorpus(texts: readonly string[], opts: { maxLength: number; minCount?: number; maxVocab?: number }): WordTokenizer {
+  static fromCorpus(
+    texts: readonly string[],
+    opts: { maxLength: number; minCount?: number; maxVocab?: number },
+  ): WordTokenizer {
     const counts = new Map<string, number>();
     for (const t of texts) for (const w of splitWords(t)) counts.set(w, (counts.get(w) ?? 0) + 1);
     const words = [...counts.entries()]
@@ -61,9 +70,11 @@ export class WordTokenizer {
   /** Token ids of one text, truncated to maxLength and padded with PAD. */
   encode(text: string): Int32Array {
     const out = new Int32Array(this.config.maxLength);
-    splitWords(text).slice(0, this.config.maxLength).forEach((w, i) => {
-      out[i] = this.ids.get(w) ?? UNK_ID;
-    });
+    splitWords(text)
+      .slice(0, this.config.maxLength)
+      .forEach((w, i) => {
+        out[i] = this.ids.get(w) ?? UNK_ID;
+      });
     return out;
   }
 
@@ -80,7 +91,8 @@ export class WordTokenizer {
     for (let i = 0; i < ids.length; i++) {
       if (ids[i] === PAD_ID) continue;
       const w = this.config.vocab[ids[i]];
-      if (w === undefined) throw new Error(`tokenizer: id ${ids[i]} is outside the vocabulary (size ${this.vocabSize})`);
+      if (w === undefined)
+        throw new Error(`tokenizer: id ${ids[i]} is outside the vocabulary (size ${this.vocabSize})`);
       words.push(w);
     }
     return words.join(' ');

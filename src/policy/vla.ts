@@ -16,7 +16,16 @@ export const VlaConfigSchema = z.object({
   cameras: z.array(obsName).max(2).default(['image']),
   imageSize: z.tuple([z.number().int().positive(), z.number().int().positive()]).default([64, 64]),
   /** The image encoder's conv layers: at least one with cameras, none (the default) without them. */
-  conv: z.array(z.object({ out: z.number().int().positive(), k: z.number().int().positive(), stride: z.number().int().positive(), pad: z.number().int().min(0) })).default([]),
+  conv: z
+    .array(
+      z.object({
+        out: z.number().int().positive(),
+        k: z.number().int().positive(),
+        stride: z.number().int().positive(),
+        pad: z.number().int().min(0),
+      }),
+    )
+    .default([]),
   /** Width of the image features: required with cameras, absent without them. */
   imageFeatures: z.number().int().positive().optional(),
   /** FiLM (Perez et al. 2018): the last `film` conv layers are modulated by the instruction embedding,
@@ -31,7 +40,9 @@ export const VlaConfigSchema = z.object({
   instruction: obsName.default('instruction'),
   embedDim: z.number().int().positive(),
   pooling: z.enum(['mean', 'attention']).default('mean'),
-  proprio: z.object({ name: obsName, dim: z.number().int().positive(), hidden: z.number().int().positive() }).nullable(),
+  proprio: z
+    .object({ name: obsName, dim: z.number().int().positive(), hidden: z.number().int().positive() })
+    .nullable(),
   trunk: z.array(z.number().int().positive()).min(1),
   layerNorm: z.boolean().default(true),
   act: z.enum(['relu', 'silu', 'tanh']).default('relu'),
@@ -48,7 +59,8 @@ export type VlaConfig = z.output<typeof VlaConfigSchema>;
 
 export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
   const r = VlaConfigSchema.safeParse(c);
-  if (!r.success) throw new Error(`VLA config: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(`VLA config: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const names = [...r.data.cameras, r.data.instruction, ...(r.data.proprio ? [r.data.proprio.name] : [])];
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new Error(`VLA config: observation name "${dup}" used twice`);
@@ -56,10 +68,13 @@ export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
     if (!r.data.conv.length) throw new Error('VLA config: conv: at least one layer is needed with cameras');
     if (r.data.imageFeatures === undefined) throw new Error('VLA config: imageFeatures: required with cameras');
   } else {
-    const extra = (['imageFeatures', 'film', 'keypoints'] as const).find((k) => r.data[k] !== undefined) ?? (r.data.conv.length ? 'conv' : null);
+    const extra =
+      (['imageFeatures', 'film', 'keypoints'] as const).find((k) => r.data[k] !== undefined) ??
+      (r.data.conv.length ? 'conv' : null);
     if (extra) throw new Error(`VLA config: ${extra}: an image setting, but there are no cameras`);
   }
-  if ((r.data.film ?? 0) > r.data.conv.length) throw new Error(`VLA config: film: ${r.data.film} layers but only ${r.data.conv.length} conv layers`);
+  if ((r.data.film ?? 0) > r.data.conv.length)
+    throw new Error(`VLA config: film: ${r.data.film} layers but only ${r.data.conv.length} conv layers`);
   return r.data;
 }
 
@@ -104,19 +119,23 @@ export function vlaInputs(g: Graph, config: VlaConfig, batch: number): VlaInputs
 /** Integer action-token inputs [N] per action dimension (for training graphs); those vlaInputs has
  *  already declared (autoregressive configs) are returned as they are. */
 export function vlaActionInputs(g: Graph, config: VlaConfig, batch: number): Record<string, Tensor> {
-  return Object.fromEntries(config.actions.map((a) => {
-    const name = VLA_IO.action(a.name);
-    const known = g.inputs.find((t) => t.name === name);
-    if (known && (known.dtype !== 'int32' || known.shape.length !== 1 || known.shape[0] !== batch)) throw new Error(`vlaActionInputs: input ${name} is ${known.dtype} [${known.shape}], not int32 [${batch}]`);
-    return [a.name, known ?? g.input(name, [batch], 'int32')];
-  }));
+  return Object.fromEntries(
+    config.actions.map((a) => {
+      const name = VLA_IO.action(a.name);
+      const known = g.inputs.find((t) => t.name === name);
+      if (known && (known.dtype !== 'int32' || known.shape.length !== 1 || known.shape[0] !== batch))
+        throw new Error(`vlaActionInputs: input ${name} is ${known.dtype} [${known.shape}], not int32 [${batch}]`);
+      return [a.name, known ?? g.input(name, [batch], 'int32')];
+    }),
+  );
 }
 
 /** Per-channel expected (x, y) in [-1, 1] of a softmax over the positions of `x` [N, C, h, w] -> [N, 2C]. */
 export function spatialSoftmax(x: Tensor): Tensor {
   const [, ch, h, w] = x.shape;
   const coords: number[] = [];
-  for (let y = 0; y < h; y++) for (let i = 0; i < w; i++) coords.push(w > 1 ? (2 * i) / (w - 1) - 1 : 0, h > 1 ? (2 * y) / (h - 1) - 1 : 0);
+  for (let y = 0; y < h; y++)
+    for (let i = 0; i < w; i++) coords.push(w > 1 ? (2 * i) / (w - 1) - 1 : 0, h > 1 ? (2 * y) / (h - 1) - 1 : 0);
   const attn = L.softmax(o.reshape(x, [DYN, ch, h * w])); // [N, C, h*w]
   const xy = o.matmul(attn, x.graph.constant(coords, [h * w, 2])); // [N, C, 2]
   return o.reshape(xy, [DYN, 2 * ch]);
@@ -126,7 +145,10 @@ function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: Ten
   // NHWC -> NCHW on the uint8 pixels (a quarter of the bytes of the float image), then (p - 128) / 255:
   // one DequantizeLinear pass in float32 graphs, the same arithmetic spelled out in float64 ones.
   const chw = o.transpose(img, [0, 3, 1, 2]);
-  let x = img.graph.float === 'float32' ? o.dequantize(chw, 1 / 255, 128) : o.mul(o.sub(o.cast(chw, 'float64'), 128), 1 / 255);
+  let x =
+    img.graph.float === 'float32'
+      ? o.dequantize(chw, 1 / 255, 128)
+      : o.mul(o.sub(o.cast(chw, 'float64'), 128), 1 / 255);
   let pre = x;
   c.conv.forEach((l, i) => {
     pre = L.conv2d(x, `vla.conv${i}`, l.out, l.k, { stride: l.stride, pad: l.pad });
@@ -169,12 +191,20 @@ export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
   // Without FiLM the images are encoded first (the parameter order of older models).
   const early = (c.film ?? 0) > 0 ? encodeText(inputs.tokens, c) : null;
   const width = c.imageFeatures ?? 0; // parseVlaConfig: defined whenever there are cameras
-  const feats = inputs.images.map((img, i) => (i === 0 ? encodeImage(img, c, width, early) : g.withReuse(() => encodeImage(img, c, width, early))));
+  const feats = inputs.images.map((img, i) =>
+    i === 0 ? encodeImage(img, c, width, early) : g.withReuse(() => encodeImage(img, c, width, early)),
+  );
   feats.push(early ?? encodeText(inputs.tokens, c));
-  if (inputs.proprio && c.proprio) feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));
-  const trunk = L.mlp(feats.length > 1 ? o.concat(feats, 1) : feats[0], 'vla.trunk', c.trunk, undefined, { act: c.act, layerNorm: c.layerNorm });
+  if (inputs.proprio && c.proprio)
+    feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));
+  const trunk = L.mlp(feats.length > 1 ? o.concat(feats, 1) : feats[0], 'vla.trunk', c.trunk, undefined, {
+    act: c.act,
+    layerNorm: c.layerNorm,
+  });
   const logp = c.autoregressive ? autoregressiveHeads(trunk, c, inputs.actions) : independentHeads(trunk, c);
-  const value = c.valueHead ? o.reshape(L.linear(trunk, 'vla.value', 1, { std: 1 / Math.sqrt(trunk.shape[1]) }), [DYN]) : null;
+  const value = c.valueHead
+    ? o.reshape(L.linear(trunk, 'vla.value', 1, { std: 1 / Math.sqrt(trunk.shape[1]) }), [DYN])
+    : null;
   return { config: c, logp, value };
 }
 
@@ -188,7 +218,11 @@ function independentHeads(trunk: Tensor, c: VlaConfig): Record<string, Tensor> {
  *  prefix_t = sum_{s<t} embed_s(token s) accumulated by elementwise adds (exact per row, so batch-
  *  invariant, and no later token enters head t's graph at all). The last slot's token conditions
  *  nothing, so it has no table. */
-function autoregressiveHeads(trunk: Tensor, c: VlaConfig, actions: Record<string, Tensor> | undefined): Record<string, Tensor> {
+function autoregressiveHeads(
+  trunk: Tensor,
+  c: VlaConfig,
+  actions: Record<string, Tensor> | undefined,
+): Record<string, Tensor> {
   const dim = c.autoregressive!.embedDim;
   const base = L.linear(trunk, 'vla.ar.proj', dim);
   const logp: Record<string, Tensor> = {};
@@ -198,7 +232,10 @@ function autoregressiveHeads(trunk: Tensor, c: VlaConfig, actions: Record<string
     logp[a.name] = L.logSoftmax(L.linear(h, `vla.head.${a.name}`, a.n, { std: 0.01 }));
     if (t === c.actions.length - 1) return;
     const tok = actions?.[a.name];
-    if (!tok) throw new Error(`vlaNet: the autoregressive heads need the action tokens (vlaInputs declares them); none for "${a.name}"`);
+    if (!tok)
+      throw new Error(
+        `vlaNet: the autoregressive heads need the action tokens (vlaInputs declares them); none for "${a.name}"`,
+      );
     const e = L.embedding(tok, `vla.ar.embed.${a.name}`, a.n, dim); // [N, dim]
     prefix = prefix ? o.add(prefix, e) : e;
   });

@@ -5,9 +5,12 @@ import { commitFiles } from '../store/index.ts';
 
 function checkImage(rgb: Uint8Array, width: number, height: number, scale: number): void {
   if (!Number.isInteger(width) || width <= 0) throw new RangeError(`width must be a positive integer, got ${width}`);
-  if (!Number.isInteger(height) || height <= 0) throw new RangeError(`height must be a positive integer, got ${height}`);
-  if (!Number.isInteger(scale) || scale < 1 || scale > 64) throw new RangeError(`scale must be an integer in [1, 64], got ${scale}`);
-  if (rgb.length !== width * height * 3) throw new RangeError(`rgb has ${rgb.length} bytes, expected width*height*3 = ${width * height * 3}`);
+  if (!Number.isInteger(height) || height <= 0)
+    throw new RangeError(`height must be a positive integer, got ${height}`);
+  if (!Number.isInteger(scale) || scale < 1 || scale > 64)
+    throw new RangeError(`scale must be an integer in [1, 64], got ${scale}`);
+  if (rgb.length !== width * height * 3)
+    throw new RangeError(`rgb has ${rgb.length} bytes, expected width*height*3 = ${width * height * 3}`);
 }
 
 /** Encodes row-major RGB bytes (top row first) as an RGBA PNG, each pixel repeated scale x scale. */

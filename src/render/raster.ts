@@ -23,7 +23,11 @@ export class Rasterizer {
   private readonly dist = new Float64Array(MAX_POLY + 1);
   private readonly proj = new Float64Array(3 * (MAX_POLY + 1));
 
-  constructor(readonly width: number, readonly height: number, readonly focal: number) {
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    readonly focal: number,
+  ) {
     this.depth = new Float64Array(width * height);
     this.cx = width / 2;
     this.cy = height / 2;
@@ -47,21 +51,48 @@ export class Rasterizer {
   }
 
   private outcode(x: number, y: number, z: number): number {
-    const gx = this.gx * z, gy = this.gy * z;
-    return (z - NEAR < 0 ? 1 : 0) | (x + gx < 0 ? 2 : 0) | (gx - x < 0 ? 4 : 0) | (y + gy < 0 ? 8 : 0) | (gy - y < 0 ? 16 : 0);
+    const gx = this.gx * z,
+      gy = this.gy * z;
+    return (
+      (z - NEAR < 0 ? 1 : 0) |
+      (x + gx < 0 ? 2 : 0) |
+      (gx - x < 0 ? 4 : 0) |
+      (y + gy < 0 ? 8 : 0) |
+      (gy - y < 0 ? 16 : 0)
+    );
   }
 
   /** Draws one triangle given in camera space, counter-clockwise seen from its front. */
   triangle(
-    ax: number, ay: number, az: number, bx: number, by: number, bz: number,
-    cx: number, cy: number, cz: number, r: number, g: number, b: number,
+    ax: number,
+    ay: number,
+    az: number,
+    bx: number,
+    by: number,
+    bz: number,
+    cx: number,
+    cy: number,
+    cz: number,
+    r: number,
+    g: number,
+    b: number,
   ): void {
     // Outcode per vertex (bit k: outside plane k), same tests as planeDist.
-    const oa = this.outcode(ax, ay, az), ob = this.outcode(bx, by, bz), oc = this.outcode(cx, cy, cz);
+    const oa = this.outcode(ax, ay, az),
+      ob = this.outcode(bx, by, bz),
+      oc = this.outcode(cx, cy, cz);
     if (oa & ob & oc) return;
     const clipMask = oa | ob | oc;
     const p = this.polyA;
-    p[0] = ax; p[1] = ay; p[2] = az; p[3] = bx; p[4] = by; p[5] = bz; p[6] = cx; p[7] = cy; p[8] = cz;
+    p[0] = ax;
+    p[1] = ay;
+    p[2] = az;
+    p[3] = bx;
+    p[4] = by;
+    p[5] = bz;
+    p[6] = cx;
+    p[7] = cy;
+    p[8] = cz;
     let n = 3;
     for (let k = 0; k < PLANES && n >= 3; k++) if (clipMask & (1 << k)) n = this.clip(k, n);
     if (n < 3) return;
@@ -74,7 +105,20 @@ export class Rasterizer {
       s[3 * i + 2] = iz;
     }
     for (let i = 1; i + 1 < n; i++) {
-      this.fill(s[0], s[1], s[2], s[3 * i], s[3 * i + 1], s[3 * i + 2], s[3 * i + 3], s[3 * i + 4], s[3 * i + 5], r, g, b);
+      this.fill(
+        s[0],
+        s[1],
+        s[2],
+        s[3 * i],
+        s[3 * i + 1],
+        s[3 * i + 2],
+        s[3 * i + 3],
+        s[3 * i + 4],
+        s[3 * i + 5],
+        r,
+        g,
+        b,
+      );
     }
   }
 
@@ -92,10 +136,12 @@ export class Rasterizer {
       const di = d[i];
       const dj = d[j];
       if (di >= 0) {
-        dst[3 * m] = src[3 * i]; dst[3 * m + 1] = src[3 * i + 1]; dst[3 * m + 2] = src[3 * i + 2];
+        dst[3 * m] = src[3 * i];
+        dst[3 * m + 1] = src[3 * i + 1];
+        dst[3 * m + 2] = src[3 * i + 2];
         m++;
       }
-      if ((di >= 0) !== (dj >= 0)) {
+      if (di >= 0 !== dj >= 0) {
         const inn = di >= 0 ? i : j;
         const outv = di >= 0 ? j : i;
         const t = d[inn] / (d[inn] - d[outv]);
@@ -111,8 +157,18 @@ export class Rasterizer {
   /** Fills a snapped screen triangle (sub-pixel integer coordinates, 1/z per vertex); front faces
    *  have negative signed area in y-down screen coordinates, the rest are culled. */
   private fill(
-    x0: number, y0: number, z0: number, x1: number, y1: number, z1: number,
-    x2: number, y2: number, z2: number, r: number, g: number, b: number,
+    x0: number,
+    y0: number,
+    z0: number,
+    x1: number,
+    y1: number,
+    z1: number,
+    x2: number,
+    y2: number,
+    z2: number,
+    r: number,
+    g: number,
+    b: number,
   ): void {
     const area = (x2 - x0) * (y1 - y0) - (y2 - y0) * (x1 - x0); // positive for front faces (v0, v2, v1)
     if (area <= 0) return;
@@ -122,8 +178,18 @@ export class Rasterizer {
 
   /** Fills a triangle with positive signed area (sub-pixel coordinates, w = (1/z) / area). */
   private fillOriented(
-    x0: number, y0: number, w0: number, x1: number, y1: number, w1: number,
-    x2: number, y2: number, w2: number, r: number, g: number, b: number,
+    x0: number,
+    y0: number,
+    w0: number,
+    x1: number,
+    y1: number,
+    w1: number,
+    x2: number,
+    y2: number,
+    w2: number,
+    r: number,
+    g: number,
+    b: number,
   ): void {
     const W = this.width;
     const i0 = Math.max(0, Math.ceil((Math.min(x0, x1, x2) - SUB / 2) / SUB));
@@ -133,7 +199,12 @@ export class Rasterizer {
     if (i0 > i1 || j0 > j1) return;
     // E_ab(P) = (xb - xa)(Py - ya) - (yb - ya)(Px - xa); > 0 inside for this winding.
     // Weight of v0 is E_12, of v1 is E_20, of v2 is E_01.
-    const dx12 = x2 - x1, dy12 = y2 - y1, dx20 = x0 - x2, dy20 = y0 - y2, dx01 = x1 - x0, dy01 = y1 - y0;
+    const dx12 = x2 - x1,
+      dy12 = y2 - y1,
+      dx20 = x0 - x2,
+      dy20 = y0 - y2,
+      dx01 = x1 - x0,
+      dy01 = y1 - y0;
     // Ownership of points exactly on an edge: exactly one of (a->b) and (b->a) owns it.
     const t0 = dy12 > 0 || (dy12 === 0 && dx12 < 0) ? -1 : 0;
     const t1 = dy20 > 0 || (dy20 === 0 && dx20 < 0) ? -1 : 0;
@@ -155,7 +226,9 @@ export class Rasterizer {
           if (d > depth[idx]) {
             depth[idx] = d;
             const o = this.offset + 3 * idx;
-            out[o] = r; out[o + 1] = g; out[o + 2] = b;
+            out[o] = r;
+            out[o + 1] = g;
+            out[o + 2] = b;
           }
         } else if (entered) break;
         e0 -= dy12 * SUB;

@@ -76,7 +76,13 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
   const keys = options.keys ?? options.seeds;
   if (keys.length !== total) throw new RangeError(`collectEpisodes: ${keys.length} keys for ${total} seeds`);
   const ctx = { keys: new Float64Array(n).fill(-1), steps: new Int32Array(n) };
-  const fresh = () => ({ actions: [] as number[], rewards: [] as number[], states: [] as number[], logp: [] as number[], instruction: '' });
+  const fresh = () => ({
+    actions: [] as number[],
+    rewards: [] as number[],
+    states: [] as number[],
+    logp: [] as number[],
+    instruction: '',
+  });
   const buffers = Array.from({ length: n }, fresh);
   let next = 0;
   let done = 0;
@@ -90,7 +96,10 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
     const filler = next === 0 ? slots.slice(started.length) : [];
     const seeds = new Array(n).fill(0);
     const mask = new Array(n).fill(false);
-    for (const i of filler) { seeds[i] = options.seeds[0]; mask[i] = true; }
+    for (const i of filler) {
+      seeds[i] = options.seeds[0];
+      mask[i] = true;
+    }
     for (const i of started) {
       slot[i] = next;
       ctx.keys[i] = keys[next];
@@ -102,7 +111,11 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       ? await options.resetFrom([...started, ...filler], [...started.map((i) => slot[i]), ...filler.map(() => 0)])
       : await env.reset({ seed: seeds, mask, keys: Array.from(ctx.keys) });
     for (const i of started) {
-      buffers[i] = { ...fresh(), states: options.recordState ? Array.from(options.recordState(i)) : [], instruction: out.info.instruction?.[i] ?? '' };
+      buffers[i] = {
+        ...fresh(),
+        states: options.recordState ? Array.from(options.recordState(i)) : [],
+        instruction: out.info.instruction?.[i] ?? '',
+      };
     }
     policy.onReset?.(started, out.info);
     return out.obs;

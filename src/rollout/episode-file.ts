@@ -58,7 +58,11 @@ function recordBytes(length: number, actions: number, stateSize: number): number
 }
 
 /** The files of an episode folder (episodes.bin, run.json, index.json) for one commit. */
-export function episodeFolderParts(dir: string, meta: { command: string; actionNames: string[]; stateNames: string[] }, episodes: StoredEpisode[]): { index: EpisodeIndex; parts: Part[] } {
+export function episodeFolderParts(
+  dir: string,
+  meta: { command: string; actionNames: string[]; stateNames: string[] },
+  episodes: StoredEpisode[],
+): { index: EpisodeIndex; parts: Part[] } {
   const A = meta.actionNames.length;
   const S = meta.stateNames.length;
   const total = episodes.reduce((sum, e) => sum + recordBytes(e.length, A, S), 0);
@@ -67,23 +71,65 @@ export function episodeFolderParts(dir: string, meta: { command: string; actionN
   const entries: EpisodeEntry[] = [];
   let offset = 0;
   for (const e of episodes) {
-    if (e.actions.length !== e.length * A) throw new RangeError(`episode seed ${e.seed}: ${e.actions.length} action tokens, expected ${e.length} x ${A}`);
-    if (S && e.states?.length !== (e.length + 1) * S) throw new RangeError(`episode seed ${e.seed}: ${e.states?.length ?? 0} state values, expected ${e.length + 1} x ${S}`);
-    entries.push({ task: e.task, seed: e.seed, split: e.split, policy: e.policy, instruction: e.instruction, length: e.length, success: e.success, return: e.return, progress: e.progress, offset });
+    if (e.actions.length !== e.length * A)
+      throw new RangeError(`episode seed ${e.seed}: ${e.actions.length} action tokens, expected ${e.length} x ${A}`);
+    if (S && e.states?.length !== (e.length + 1) * S)
+      throw new RangeError(
+        `episode seed ${e.seed}: ${e.states?.length ?? 0} state values, expected ${e.length + 1} x ${S}`,
+      );
+    entries.push({
+      task: e.task,
+      seed: e.seed,
+      split: e.split,
+      policy: e.policy,
+      instruction: e.instruction,
+      length: e.length,
+      success: e.success,
+      return: e.return,
+      progress: e.progress,
+      offset,
+    });
     let k = offset;
-    for (const a of e.actions) { view.setInt32(k, a, true); k += 4; }
-    for (const r of e.rewards) { view.setFloat32(k, r, true); k += 4; }
-    if (S) for (const s of e.states!) { view.setFloat32(k, s, true); k += 4; }
+    for (const a of e.actions) {
+      view.setInt32(k, a, true);
+      k += 4;
+    }
+    for (const r of e.rewards) {
+      view.setFloat32(k, r, true);
+      k += 4;
+    }
+    if (S)
+      for (const s of e.states!) {
+        view.setFloat32(k, s, true);
+        k += 4;
+      }
     offset = k;
   }
-  const index: EpisodeIndex = { format: EPISODE_FORMAT, actionNames: meta.actionNames, stateNames: meta.stateNames, episodes: entries };
+  const index: EpisodeIndex = {
+    format: EPISODE_FORMAT,
+    actionNames: meta.actionNames,
+    stateNames: meta.stateNames,
+    episodes: entries,
+  };
   const info: RunInfo = { command: meta.command, createdAt: new Date().toISOString() };
   const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
-  return { index, parts: [{ path: join(dir, 'episodes.bin'), data: bytes }, { path: join(dir, RUN_INFO_FILE), data: json(info) }, { path: join(dir, 'index.json'), data: json(index) }] };
+  return {
+    index,
+    parts: [
+      { path: join(dir, 'episodes.bin'), data: bytes },
+      { path: join(dir, RUN_INFO_FILE), data: json(info) },
+      { path: join(dir, 'index.json'), data: json(index) },
+    ],
+  };
 }
 
 /** Writes an episode folder as one unit (a crash leaves the previous folder or the new one). */
-export function writeEpisodeFolder(dir: string, meta: { command: string; actionNames: string[]; stateNames: string[] }, episodes: StoredEpisode[], opts: CommitOptions = {}): EpisodeIndex {
+export function writeEpisodeFolder(
+  dir: string,
+  meta: { command: string; actionNames: string[]; stateNames: string[] },
+  episodes: StoredEpisode[],
+  opts: CommitOptions = {},
+): EpisodeIndex {
   const { index, parts } = episodeFolderParts(dir, meta, episodes);
   commitFiles(parts, opts);
   return index;
@@ -97,8 +143,13 @@ export function readEpisodeIndex(dir: string): EpisodeIndex {
   const raw = readInputJsonRaw(path, 'the episode index', `is ${dir} a folder written by wmrl rollout or collect?`);
   const { format, command } = (raw ?? {}) as { format?: unknown; command?: unknown };
   if (format !== EPISODE_FORMAT) {
-    const old = format === 'wmrl-episodes/1' ? `, the format before createdAt and command moved to ${RUN_INFO_FILE}; re-create the folder${typeof command === 'string' ? ` (it was made by: ${command})` : ''}` : '';
-    throw new InputError(`${path}: $.format: found ${format === undefined ? 'none' : JSON.stringify(format)}, this wmrl reads "${EPISODE_FORMAT}"${old}`);
+    const old =
+      format === 'wmrl-episodes/1'
+        ? `, the format before createdAt and command moved to ${RUN_INFO_FILE}; re-create the folder${typeof command === 'string' ? ` (it was made by: ${command})` : ''}`
+        : '';
+    throw new InputError(
+      `${path}: $.format: found ${format === undefined ? 'none' : JSON.stringify(format)}, this wmrl reads "${EPISODE_FORMAT}"${old}`,
+    );
   }
   return parseInput(raw, EpisodeIndexSchema, path);
 }
@@ -106,43 +157,64 @@ export function readEpisodeIndex(dir: string): EpisodeIndex {
 /** Index names and lengths against the contract: errors name index.json and the field. */
 function checkIndex(path: string, index: EpisodeIndex, c: EpisodeContract): void {
   const want = c.actions.map((a) => a.name);
-  if (index.actionNames.join(',') !== want.join(',')) throw new InputError(`${path}: $.actionNames: [${index.actionNames}], expected [${want}]`);
+  if (index.actionNames.join(',') !== want.join(','))
+    throw new InputError(`${path}: $.actionNames: [${index.actionNames}], expected [${want}]`);
   if (c.states) {
-    if (index.stateNames.length === 0) throw new InputError(`${path}: $.stateNames: the folder has no recorded states, and they are needed here`);
+    if (index.stateNames.length === 0)
+      throw new InputError(`${path}: $.stateNames: the folder has no recorded states, and they are needed here`);
     const k = c.states.findIndex((s, j) => index.stateNames[j] !== s);
     if (k >= 0 || index.stateNames.length !== c.states.length) {
       const j = k >= 0 ? k : c.states.length;
-      throw new InputError(`${path}: $.stateNames[${j}]: ${JSON.stringify(index.stateNames[j] ?? null)}, the scene's state layout has ${JSON.stringify(c.states[j] ?? null)} (recorded with another scene?)`);
+      throw new InputError(
+        `${path}: $.stateNames[${j}]: ${JSON.stringify(index.stateNames[j] ?? null)}, the scene's state layout has ${JSON.stringify(c.states[j] ?? null)} (recorded with another scene?)`,
+      );
     }
   }
   if (!c.maxSteps) return;
   const max = c.maxSteps;
   index.episodes.forEach((e, i) => {
-    if (!Object.hasOwn(max, e.task)) throw new InputError(`${path}: $.episodes[${i}].task: unknown task "${e.task}" (known: ${Object.keys(max).join(', ')})`);
-    if (e.length > max[e.task]) throw new InputError(`${path}: $.episodes[${i}].length: ${e.length} steps, more than the ${max[e.task]} of ${e.task}`);
+    if (!Object.hasOwn(max, e.task))
+      throw new InputError(
+        `${path}: $.episodes[${i}].task: unknown task "${e.task}" (known: ${Object.keys(max).join(', ')})`,
+      );
+    if (e.length > max[e.task])
+      throw new InputError(
+        `${path}: $.episodes[${i}].length: ${e.length} steps, more than the ${max[e.task]} of ${e.task}`,
+      );
   });
 }
 
 /** Reads and checks one record; `where` names it in errors. */
-function readRecord(view: DataView, e: EpisodeEntry, c: EpisodeContract, S: number, where: string, stateNames: readonly string[]): Pick<StoredEpisode, 'actions' | 'rewards' | 'states'> {
+function readRecord(
+  view: DataView,
+  e: EpisodeEntry,
+  c: EpisodeContract,
+  S: number,
+  where: string,
+  stateNames: readonly string[],
+): Pick<StoredEpisode, 'actions' | 'rewards' | 'states'> {
   const A = c.actions.length;
   let k = e.offset;
   const actions = new Int32Array(e.length * A);
   for (let j = 0; j < actions.length; j++, k += 4) {
     const v = (actions[j] = view.getInt32(k, true));
     const { name, n } = c.actions[j % A];
-    if (v < 0 || v >= n) throw new InputError(`${where}, step ${Math.floor(j / A)}: action ${name} = ${v} is not a bin in [0, ${n})`);
+    if (v < 0 || v >= n)
+      throw new InputError(`${where}, step ${Math.floor(j / A)}: action ${name} = ${v} is not a bin in [0, ${n})`);
   }
   const rewards = new Float32Array(e.length);
   for (let j = 0; j < rewards.length; j++, k += 4) {
-    if (!Number.isFinite((rewards[j] = view.getFloat32(k, true)))) throw new InputError(`${where}, step ${j}: reward is ${rewards[j]}`);
+    if (!Number.isFinite((rewards[j] = view.getFloat32(k, true))))
+      throw new InputError(`${where}, step ${j}: reward is ${rewards[j]}`);
   }
   if (!S) return { actions, rewards, states: undefined };
   const states = new Float32Array((e.length + 1) * S);
   for (let j = 0; j < states.length; j++, k += 4) {
     if (!Number.isFinite((states[j] = view.getFloat32(k, true)))) {
       const r = Math.floor(j / S);
-      throw new InputError(`${where}, state ${r} (${r ? `after step ${r - 1}` : 'initial'}): ${stateNames[j % S]} is ${states[j]}`);
+      throw new InputError(
+        `${where}, state ${r} (${r ? `after step ${r - 1}` : 'initial'}): ${stateNames[j % S]} is ${states[j]}`,
+      );
     }
   }
   return { actions, rewards, states };
@@ -151,7 +223,10 @@ function readRecord(view: DataView, e: EpisodeEntry, c: EpisodeContract, S: numb
 /** Reads a run folder and checks it against `contract`: the records tile episodes.bin exactly (each
  *  starts where the previous one ends, no trailing bytes), tokens lie within their bins, rewards and
  *  states are finite. Every failure is an InputError naming the file, the record and the field. */
-export function readEpisodeFolder(dir: string, contract: EpisodeContract): { index: EpisodeIndex; episodes: StoredEpisode[] } {
+export function readEpisodeFolder(
+  dir: string,
+  contract: EpisodeContract,
+): { index: EpisodeIndex; episodes: StoredEpisode[] } {
   const index = readEpisodeIndex(dir);
   const indexPath = join(dir, 'index.json');
   const binPath = join(dir, 'episodes.bin');
@@ -162,11 +237,23 @@ export function readEpisodeFolder(dir: string, contract: EpisodeContract): { ind
   let end = 0;
   const episodes = index.episodes.map((e, i): StoredEpisode => {
     const at = `${indexPath}: $.episodes[${i}]`;
-    if (e.offset !== end) throw new InputError(`${at}.offset: ${e.offset}, but the ${i ? 'previous record ends' : 'first record starts'} at byte ${end} (records must tile episodes.bin)`);
+    if (e.offset !== end)
+      throw new InputError(
+        `${at}.offset: ${e.offset}, but the ${i ? 'previous record ends' : 'first record starts'} at byte ${end} (records must tile episodes.bin)`,
+      );
     end = e.offset + recordBytes(e.length, A, S);
-    if (end > view.byteLength) throw new InputError(`${at}.length: ${e.length} steps end at byte ${end}, past the end of episodes.bin (${view.byteLength} bytes)`);
-    return { ...e, ...readRecord(view, e, contract, S, `${binPath}: record ${i} ($.episodes[${i}])`, index.stateNames) };
+    if (end > view.byteLength)
+      throw new InputError(
+        `${at}.length: ${e.length} steps end at byte ${end}, past the end of episodes.bin (${view.byteLength} bytes)`,
+      );
+    return {
+      ...e,
+      ...readRecord(view, e, contract, S, `${binPath}: record ${i} ($.episodes[${i}])`, index.stateNames),
+    };
   });
-  if (end !== view.byteLength) throw new InputError(`${binPath}: ${view.byteLength - end} bytes after the last record (index.json accounts for ${end} of ${view.byteLength})`);
+  if (end !== view.byteLength)
+    throw new InputError(
+      `${binPath}: ${view.byteLength - end} bytes after the last record (index.json accounts for ${end} of ${view.byteLength})`,
+    );
   return { index, episodes };
 }

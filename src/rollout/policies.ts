@@ -7,7 +7,13 @@ import type { Policy, StepContext } from './collect.ts';
 
 /** Replaces each token of env i by a uniform one with probability p (in spec order: one uniform draw
  *  per dimension, then the token if replaced). Mutates `action`. */
-export function noiseTokens(dims: readonly { name: string; n: number }[], action: BatchAction, i: number, p: number, rng: Rng): void {
+export function noiseTokens(
+  dims: readonly { name: string; n: number }[],
+  action: BatchAction,
+  i: number,
+  p: number,
+  rng: Rng,
+): void {
   for (const d of dims) if (rng.uniform() < p) (action[d.name] as Int32Array)[i] = rng.int(d.n);
 }
 
@@ -36,8 +42,11 @@ export function withTokenNoise(policy: Policy, spec: EnvSpec, noise: number, see
     onReset: policy.onReset?.bind(policy),
     async act(obs, ctx) {
       const step = await policy.act(obs, ctx);
-      const actions: BatchAction = Object.fromEntries(dims.map((d) => [d.name, Int32Array.from(step.actions[d.name] as Int32Array)]));
-      for (let i = 0; i < ctx.keys.length; i++) noiseTokens(dims, actions, i, noise, drawRng(seed, ctx.keys[i], ctx.steps[i], DRAW.tokenNoise));
+      const actions: BatchAction = Object.fromEntries(
+        dims.map((d) => [d.name, Int32Array.from(step.actions[d.name] as Int32Array)]),
+      );
+      for (let i = 0; i < ctx.keys.length; i++)
+        noiseTokens(dims, actions, i, noise, drawRng(seed, ctx.keys[i], ctx.steps[i], DRAW.tokenNoise));
       return { actions };
     },
   };

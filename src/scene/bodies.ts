@@ -22,27 +22,78 @@ export const TABLE_THICKNESS = 0.05;
 export function sceneBodies(scene: Scene): BodyGeometry[] {
   const bodies: BodyGeometry[] = [];
   const [tx, ty] = scene.table.halfSize;
-  bodies.push({ name: 'table', shape: 'box', halfExtents: [tx, ty, TABLE_THICKNESS / 2], colour: scene.table.colour, pose: { pos: [0, 0, -TABLE_THICKNESS / 2], quat: IDENTITY } });
+  bodies.push({
+    name: 'table',
+    shape: 'box',
+    halfExtents: [tx, ty, TABLE_THICKNESS / 2],
+    colour: scene.table.colour,
+    pose: { pos: [0, 0, -TABLE_THICKNESS / 2], quat: IDENTITY },
+  });
   for (const zone of scene.zones) {
-    bodies.push({ name: `zone_${zone.name}`, shape: 'box', halfExtents: [zone.halfSize[0], zone.halfSize[1], ZONE_THICKNESS / 2], colour: zone.colour, pose: { pos: [zone.centre[0], zone.centre[1], ZONE_THICKNESS / 2], quat: IDENTITY } });
+    bodies.push({
+      name: `zone_${zone.name}`,
+      shape: 'box',
+      halfExtents: [zone.halfSize[0], zone.halfSize[1], ZONE_THICKNESS / 2],
+      colour: zone.colour,
+      pose: { pos: [zone.centre[0], zone.centre[1], ZONE_THICKNESS / 2], quat: IDENTITY },
+    });
   }
   for (const bin of scene.bins) {
     const [cx, cy] = bin.centre;
     const [hx, hy] = bin.halfSize;
     const t = bin.wallThickness / 2;
     const h = bin.height / 2;
-    bodies.push({ name: `bin_${bin.name}_floor`, shape: 'box', halfExtents: [hx + 2 * t, hy + 2 * t, ZONE_THICKNESS / 2], colour: bin.colour, pose: { pos: [cx, cy, ZONE_THICKNESS / 2], quat: IDENTITY } });
+    bodies.push({
+      name: `bin_${bin.name}_floor`,
+      shape: 'box',
+      halfExtents: [hx + 2 * t, hy + 2 * t, ZONE_THICKNESS / 2],
+      colour: bin.colour,
+      pose: { pos: [cx, cy, ZONE_THICKNESS / 2], quat: IDENTITY },
+    });
     const walls: [Vec3, Vec3][] = [
-      [[cx + hx + t, cy, h], [t, hy + 2 * t, h]],
-      [[cx - hx - t, cy, h], [t, hy + 2 * t, h]],
-      [[cx, cy + hy + t, h], [hx, t, h]],
-      [[cx, cy - hy - t, h], [hx, t, h]],
+      [
+        [cx + hx + t, cy, h],
+        [t, hy + 2 * t, h],
+      ],
+      [
+        [cx - hx - t, cy, h],
+        [t, hy + 2 * t, h],
+      ],
+      [
+        [cx, cy + hy + t, h],
+        [hx, t, h],
+      ],
+      [
+        [cx, cy - hy - t, h],
+        [hx, t, h],
+      ],
     ];
-    walls.forEach(([pos, half], k) => bodies.push({ name: `bin_${bin.name}_wall${k}`, shape: 'box', halfExtents: half, colour: bin.colour, pose: { pos, quat: IDENTITY } }));
+    walls.forEach(([pos, half], k) =>
+      bodies.push({
+        name: `bin_${bin.name}_wall${k}`,
+        shape: 'box',
+        halfExtents: half,
+        colour: bin.colour,
+        pose: { pos, quat: IDENTITY },
+      }),
+    );
   }
-  for (const obj of scene.objects) bodies.push({ name: obj.name, shape: obj.shape, halfExtents: obj.halfExtents, colour: obj.colour });
-  for (const link of scene.robot.links) bodies.push({ name: link.name, shape: 'box', halfExtents: link.halfExtents, colour: link.colour });
-  bodies.push({ name: 'palm', shape: 'box', halfExtents: scene.robot.palm.halfExtents, colour: scene.robot.palm.colour });
-  for (const side of ['finger_left', 'finger_right']) bodies.push({ name: side, shape: 'box', halfExtents: scene.robot.finger.halfExtents, colour: scene.robot.finger.colour });
+  for (const obj of scene.objects)
+    bodies.push({ name: obj.name, shape: obj.shape, halfExtents: obj.halfExtents, colour: obj.colour });
+  for (const link of scene.robot.links)
+    bodies.push({ name: link.name, shape: 'box', halfExtents: link.halfExtents, colour: link.colour });
+  bodies.push({
+    name: 'palm',
+    shape: 'box',
+    halfExtents: scene.robot.palm.halfExtents,
+    colour: scene.robot.palm.colour,
+  });
+  for (const side of ['finger_left', 'finger_right'])
+    bodies.push({
+      name: side,
+      shape: 'box',
+      halfExtents: scene.robot.finger.halfExtents,
+      colour: scene.robot.finger.colour,
+    });
   return bodies;
 }

@@ -48,37 +48,78 @@ export class ArmKinematics {
 
   fk(q: ArrayLike<number>): void {
     const { pos, rot, origins } = this;
-    let px = this.base[0], py = this.base[1], pz = this.base[2];
+    let px = this.base[0],
+      py = this.base[1],
+      pz = this.base[2];
     // previous rotation, starts as identity
-    let r0 = 1, r1 = 0, r2 = 0, r3 = 0, r4 = 1, r5 = 0, r6 = 0, r7 = 0, r8 = 1;
+    let r0 = 1,
+      r1 = 0,
+      r2 = 0,
+      r3 = 0,
+      r4 = 1,
+      r5 = 0,
+      r6 = 0,
+      r7 = 0,
+      r8 = 1;
     for (let i = 0; i < 6; i++) {
-      const ox = origins[3 * i], oy = origins[3 * i + 1], oz = origins[3 * i + 2];
+      const ox = origins[3 * i],
+        oy = origins[3 * i + 1],
+        oz = origins[3 * i + 2];
       px += r0 * ox + r1 * oy + r2 * oz;
       py += r3 * ox + r4 * oy + r5 * oz;
       pz += r6 * ox + r7 * oy + r8 * oz;
-      const c = dcos(q[i]), s = dsin(q[i]);
+      const c = dcos(q[i]),
+        s = dsin(q[i]);
       // right-multiply by the elementary rotation: mixes two columns
       const ax = this.axes[i];
       if (ax === 0) {
-        const a1 = r1, a4 = r4, a7 = r7;
-        r1 = c * a1 + s * r2; r4 = c * a4 + s * r5; r7 = c * a7 + s * r8;
-        r2 = -s * a1 + c * r2; r5 = -s * a4 + c * r5; r8 = -s * a7 + c * r8;
+        const a1 = r1,
+          a4 = r4,
+          a7 = r7;
+        r1 = c * a1 + s * r2;
+        r4 = c * a4 + s * r5;
+        r7 = c * a7 + s * r8;
+        r2 = -s * a1 + c * r2;
+        r5 = -s * a4 + c * r5;
+        r8 = -s * a7 + c * r8;
       } else if (ax === 1) {
-        const a0 = r0, a3 = r3, a6 = r6;
-        r0 = c * a0 - s * r2; r3 = c * a3 - s * r5; r6 = c * a6 - s * r8;
-        r2 = s * a0 + c * r2; r5 = s * a3 + c * r5; r8 = s * a6 + c * r8;
+        const a0 = r0,
+          a3 = r3,
+          a6 = r6;
+        r0 = c * a0 - s * r2;
+        r3 = c * a3 - s * r5;
+        r6 = c * a6 - s * r8;
+        r2 = s * a0 + c * r2;
+        r5 = s * a3 + c * r5;
+        r8 = s * a6 + c * r8;
       } else {
-        const a0 = r0, a3 = r3, a6 = r6;
-        r0 = c * a0 + s * r1; r3 = c * a3 + s * r4; r6 = c * a6 + s * r7;
-        r1 = -s * a0 + c * r1; r4 = -s * a3 + c * r4; r7 = -s * a6 + c * r7;
+        const a0 = r0,
+          a3 = r3,
+          a6 = r6;
+        r0 = c * a0 + s * r1;
+        r3 = c * a3 + s * r4;
+        r6 = c * a6 + s * r7;
+        r1 = -s * a0 + c * r1;
+        r4 = -s * a3 + c * r4;
+        r7 = -s * a6 + c * r7;
       }
-      pos[3 * i] = px; pos[3 * i + 1] = py; pos[3 * i + 2] = pz;
+      pos[3 * i] = px;
+      pos[3 * i + 1] = py;
+      pos[3 * i + 2] = pz;
       const o = 9 * i;
-      rot[o] = r0; rot[o + 1] = r1; rot[o + 2] = r2;
-      rot[o + 3] = r3; rot[o + 4] = r4; rot[o + 5] = r5;
-      rot[o + 6] = r6; rot[o + 7] = r7; rot[o + 8] = r8;
+      rot[o] = r0;
+      rot[o + 1] = r1;
+      rot[o + 2] = r2;
+      rot[o + 3] = r3;
+      rot[o + 4] = r4;
+      rot[o + 5] = r5;
+      rot[o + 6] = r6;
+      rot[o + 7] = r7;
+      rot[o + 8] = r8;
     }
-    const tx = this.tcpOffset[0], ty = this.tcpOffset[1], tz = this.tcpOffset[2];
+    const tx = this.tcpOffset[0],
+      ty = this.tcpOffset[1],
+      tz = this.tcpOffset[2];
     this.tcp[0] = px + r0 * tx + r1 * ty + r2 * tz;
     this.tcp[1] = py + r3 * tx + r4 * ty + r5 * tz;
     this.tcp[2] = pz + r6 * tx + r7 * ty + r8 * tz;
@@ -89,27 +130,38 @@ export class ArmKinematics {
   private orientationError(cy: number, sy: number): number {
     const r = this.rot;
     // desired columns: x_d = (cy, sy, 0), y_d = (sy, -cy, 0), z_d = (0, 0, -1)
-    const ax = r[45], ay = r[48], az = r[51];
-    const bx = r[46], by = r[49], bz = r[52];
+    const ax = r[45],
+      ay = r[48],
+      az = r[51];
+    const bx = r[46],
+      by = r[49],
+      bz = r[52];
     let ex = -az * sy + bz * cy;
     let ey = az * cy + bz * sy;
     const ez = ax * sy - ay * cy - bx * cy - by * sy;
     // z column against (0, 0, -1): r x d = (-ay, ax, 0)
-    ex += -r[50]; ey += r[47];
-    ex *= 0.5; ey *= 0.5;
-    this.err[3] = ROT_WEIGHT * ex; this.err[4] = ROT_WEIGHT * ey; this.err[5] = ROT_WEIGHT * 0.5 * ez;
+    ex += -r[50];
+    ey += r[47];
+    ex *= 0.5;
+    ey *= 0.5;
+    this.err[3] = ROT_WEIGHT * ex;
+    this.err[4] = ROT_WEIGHT * ey;
+    this.err[5] = ROT_WEIGHT * 0.5 * ez;
     return ex * ex + ey * ey + 0.25 * ez * ez;
   }
 
   /** Damped-least-squares iterations from q (updated in place, kept within joint limits) toward the tool
    *  centre point `target` with the tool pointing down at `yaw`. Returns the final position error (m). */
   solve(q: Float64Array, target: ArrayLike<number>, yaw: number, iterations: number, tol = 1e-6): number {
-    const cy = dcos(yaw), sy = dsin(yaw);
+    const cy = dcos(yaw),
+      sy = dsin(yaw);
     let posErr = Infinity;
     for (let it = 0; it <= iterations; it++) {
       this.fk(q);
       const err = this.err;
-      err[0] = target[0] - this.tcp[0]; err[1] = target[1] - this.tcp[1]; err[2] = target[2] - this.tcp[2];
+      err[0] = target[0] - this.tcp[0];
+      err[1] = target[1] - this.tcp[1];
+      err[2] = target[2] - this.tcp[2];
       posErr = Math.sqrt(err[0] * err[0] + err[1] * err[1] + err[2] * err[2]);
       const rotErr2 = this.orientationError(cy, sy);
       if (it === iterations || (posErr < tol && rotErr2 < tol * tol)) break;
@@ -128,8 +180,12 @@ export class ArmKinematics {
     const { jac, pos, rot, tcp } = this;
     for (let i = 0; i < 6; i++) {
       const o = 9 * i + this.axes[i];
-      const wx = rot[o], wy = rot[o + 3], wz = rot[o + 6];
-      const rx = tcp[0] - pos[3 * i], ry = tcp[1] - pos[3 * i + 1], rz = tcp[2] - pos[3 * i + 2];
+      const wx = rot[o],
+        wy = rot[o + 3],
+        wz = rot[o + 6];
+      const rx = tcp[0] - pos[3 * i],
+        ry = tcp[1] - pos[3 * i + 1],
+        rz = tcp[2] - pos[3 * i + 2];
       jac[i] = wy * rz - wz * ry;
       jac[6 + i] = wz * rx - wx * rz;
       jac[12 + i] = wx * ry - wy * rx;

@@ -47,7 +47,9 @@ export function parseSceneText(text: string, source: string): Scene {
 }
 
 function describeJsonError(text: string, err: Error): string {
-  const reason = err.message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/\s*in JSON at position \d+/, '')
+  const reason = err.message
+    .replace(/\s*\(line \d+ column \d+\)/, '')
+    .replace(/\s*in JSON at position \d+/, '')
     .replace(/, ".*" is not valid JSON$/s, ''); // V8 quotes the whole text here
   const offset = jsonErrorOffset(text);
   if (offset < 0) return `invalid JSON: ${reason}`;

@@ -6,7 +6,9 @@ const vec3 = z.tuple([z.number(), z.number(), z.number()]);
 const rgb = z.tuple([z.number().min(0).max(1), z.number().min(0).max(1), z.number().min(0).max(1)]);
 const name = z.string().regex(/^[a-z][a-z0-9_]*$/, 'lower_snake_case name');
 const positive = z.number().positive();
-const range = z.tuple([z.number(), z.number()]).refine(([lo, hi]) => lo <= hi, 'range must be [low, high] with low <= high');
+const range = z
+  .tuple([z.number(), z.number()])
+  .refine(([lo, hi]) => lo <= hi, 'range must be [low, high] with low <= high');
 
 export const ObjectSchema = z.object({
   name,
@@ -98,7 +100,11 @@ export const ControlSchema = z.object({
   solverIterations: z.number().int().positive(),
   contactNaturalFrequency: positive,
   /** Action token bins per dimension (odd, so the middle bin is zero motion) and their ranges. */
-  bins: z.number().int().min(3).refine((n) => n % 2 === 1, 'bins must be odd'),
+  bins: z
+    .number()
+    .int()
+    .min(3)
+    .refine((n) => n % 2 === 1, 'bins must be odd'),
   maxTranslation: positive,
   maxYaw: positive,
   gripperBins: z.number().int().min(2),
@@ -153,7 +159,12 @@ export const SceneSchema = z
     const names = new Map<string, string>();
     const declare = (kind: string, list: { name: string }[]) =>
       list.forEach((item, i) => {
-        if (names.has(item.name)) ctx.addIssue({ code: 'custom', path: [kind, i, 'name'], message: `name "${item.name}" is already used by a ${names.get(item.name)}` });
+        if (names.has(item.name))
+          ctx.addIssue({
+            code: 'custom',
+            path: [kind, i, 'name'],
+            message: `name "${item.name}" is already used by a ${names.get(item.name)}`,
+          });
         names.set(item.name, kind);
       });
     declare('objects', scene.objects);
@@ -161,25 +172,40 @@ export const SceneSchema = z
     declare('bins', scene.bins);
     scene.tasks.forEach((task, t) => {
       task.objects.forEach((o, i) => {
-        if (names.get(o) !== 'objects') ctx.addIssue({ code: 'custom', path: ['tasks', t, 'objects', i], message: `unknown object "${o}"` });
+        if (names.get(o) !== 'objects')
+          ctx.addIssue({ code: 'custom', path: ['tasks', t, 'objects', i], message: `unknown object "${o}"` });
       });
       const targetKind = task.family === 'push' ? 'zones' : task.family === 'put_in_bin' ? 'bins' : 'objects';
       task.targets.forEach((o, i) => {
         if (names.get(o) !== targetKind && !(task.family === 'pick_place' && names.get(o) === 'zones'))
-          ctx.addIssue({ code: 'custom', path: ['tasks', t, 'targets', i], message: `"${o}" is not one of the scene's ${targetKind}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tasks', t, 'targets', i],
+            message: `"${o}" is not one of the scene's ${targetKind}`,
+          });
       });
       task.heldoutPairs.forEach(([o, g], i) => {
         if (!task.objects.includes(o) || !task.targets.includes(g))
-          ctx.addIssue({ code: 'custom', path: ['tasks', t, 'heldoutPairs', i], message: `pair (${o}, ${g}) is not an (object, target) of this task` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tasks', t, 'heldoutPairs', i],
+            message: `pair (${o}, ${g}) is not an (object, target) of this task`,
+          });
       });
     });
     const splits = ['train', 'validation', 'heldout'] as const;
     for (const [i, a] of splits.entries()) {
       const [a0, a1] = scene.splits[a];
-      if (a0 >= a1) ctx.addIssue({ code: 'custom', path: ['splits', a], message: 'a split range must be [start, end) with start < end' });
+      if (a0 >= a1)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['splits', a],
+          message: 'a split range must be [start, end) with start < end',
+        });
       for (const b of splits.slice(i + 1)) {
         const [b0, b1] = scene.splits[b];
-        if (a0 < b1 && b0 < a1) ctx.addIssue({ code: 'custom', path: ['splits', b], message: `${a} and ${b} seed ranges overlap` });
+        if (a0 < b1 && b0 < a1)
+          ctx.addIssue({ code: 'custom', path: ['splits', b], message: `${a} and ${b} seed ranges overlap` });
       }
     }
   });

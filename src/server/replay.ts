@@ -21,11 +21,25 @@ export interface ReplaySources {
   openModel?: (taskId: string) => Promise<ReplayModel>;
 }
 
-const copyPoses = (poses: BodyPose[]): BodyPose[] => poses.map((p) => ({ name: p.name, pos: [p.pos[0], p.pos[1], p.pos[2]], quat: [p.quat[0], p.quat[1], p.quat[2], p.quat[3]] }));
+const copyPoses = (poses: BodyPose[]): BodyPose[] =>
+  poses.map((p) => ({
+    name: p.name,
+    pos: [p.pos[0], p.pos[1], p.pos[2]],
+    quat: [p.quat[0], p.quat[1], p.quat[2], p.quat[3]],
+  }));
 
 export function episodeSummaries(dir: string, contract: EpisodeContract): EpisodeSummary[] {
   const { episodes } = readEpisodeFolder(dir, { ...contract, states: undefined });
-  return episodes.map((e, index) => ({ index, task: e.task, seed: e.seed, policy: e.policy, instruction: e.instruction, length: e.length, success: e.success, return: e.return }));
+  return episodes.map((e, index) => ({
+    index,
+    task: e.task,
+    seed: e.seed,
+    policy: e.policy,
+    instruction: e.instruction,
+    length: e.length,
+    success: e.success,
+    return: e.return,
+  }));
 }
 
 export async function replayEpisode(src: ReplaySources, run: string, dir: string, index: number): Promise<Replay> {
@@ -46,21 +60,64 @@ export async function replayEpisode(src: ReplaySources, run: string, dir: string
     const score = scoreTask(scene, task, st);
     const reward = t === 0 ? 0 : e.rewards[t - 1];
     const off = offTable(scene, st);
-    return { ...base, source: 'physics', step: t, bodies: copyPoses(poser.poses(q, st)), reward, progress: score.progress, success: score.success && !off, done: t === e.length, terms: { reward }, ...(off && { offTable: true }) };
+    return {
+      ...base,
+      source: 'physics',
+      step: t,
+      bodies: copyPoses(poser.poses(q, st)),
+      reward,
+      progress: score.progress,
+      success: score.success && !off,
+      done: t === e.length,
+      terms: { reward },
+      ...(off && { offTable: true }),
+    };
   });
-  const summary: EpisodeSummary = { index, task: e.task, seed: e.seed, policy: e.policy, instruction: e.instruction, length: e.length, success: e.success, return: e.return };
+  const summary: EpisodeSummary = {
+    index,
+    task: e.task,
+    seed: e.seed,
+    policy: e.policy,
+    instruction: e.instruction,
+    length: e.length,
+    success: e.success,
+    return: e.return,
+  };
   if (!src.openModel) return { run, episode: summary, physics };
   const model = await src.openModel(e.task);
-  return { run, episode: summary, physics, ...(await modelSide(model, e, states, task, { ...base, start: physics[0] })) };
+  return {
+    run,
+    episode: summary,
+    physics,
+    ...(await modelSide(model, e, states, task, { ...base, start: physics[0] })),
+  };
 }
 
-async function modelSide(model: ReplayModel, e: { actions: Int32Array; length: number }, states: TabletopState[], task: TaskInstance, { start, ...base }: Pick<Frame, 'stream' | 'task' | 'instruction' | 'terms'> & { start: Frame }): Promise<Pick<Replay, 'worldModel' | 'divergence'>> {
+async function modelSide(
+  model: ReplayModel,
+  e: { actions: Int32Array; length: number },
+  states: TabletopState[],
+  task: TaskInstance,
+  { start, ...base }: Pick<Frame, 'stream' | 'task' | 'instruction' | 'terms'> & { start: Frame },
+): Promise<Pick<Replay, 'worldModel' | 'divergence'>> {
   const names = model.spec.action.map((a) => a.name);
   await model.resetFrom([0], [{ seed: task.seed, elapsed: 0, row: packState(states[0]) }]);
   const frames: Frame[] = [];
-  const tcp: number[] = [], objects: number[] = [];
+  const tcp: number[] = [],
+    objects: number[] = [];
   const record = (t: number, reward: number, progress: number, success: boolean, done: boolean, off = false) => {
-    frames.push({ ...base, source: 'world-model', step: t, bodies: copyPoses(model.frame(0)), reward, progress, success, done, terms: { reward }, ...(off && { offTable: true }) });
+    frames.push({
+      ...base,
+      source: 'world-model',
+      step: t,
+      bodies: copyPoses(model.frame(0)),
+      reward,
+      progress,
+      success,
+      done,
+      terms: { reward },
+      ...(off && { offTable: true }),
+    });
     const [tc, ob] = distance(model.state(0), states[t]);
     tcp.push(tc);
     objects.push(ob);
@@ -70,7 +127,14 @@ async function modelSide(model: ReplayModel, e: { actions: Int32Array; length: n
     const action = Object.fromEntries(names.map((n, k) => [n, Int32Array.of(e.actions[t * names.length + k])]));
     const r = await model.step(action);
     const done = r.terminated[0] === 1 || r.truncated[0] === 1;
-    record(t + 1, r.reward[0], r.info.progress[0], r.info.success[0] === 1, done || t + 1 === e.length, r.info.offTable?.[0] === 1);
+    record(
+      t + 1,
+      r.reward[0],
+      r.info.progress[0],
+      r.info.success[0] === 1,
+      done || t + 1 === e.length,
+      r.info.offTable?.[0] === 1,
+    );
     if (done) break;
   }
   return { worldModel: frames, divergence: { tcp_m: tcp, objects_m: objects } };

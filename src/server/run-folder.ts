@@ -49,7 +49,8 @@ export function listRuns(root: string, live?: string): RunSummary[] {
     if (depth >= MAX_DEPTH) return;
     for (const name of readdirSync(dir).sort()) {
       const child = join(dir, name);
-      if (!name.startsWith('.') && statSync(child, { throwIfNoEntry: false })?.isDirectory() && !isSymlink(child)) visit(child, depth + 1);
+      if (!name.startsWith('.') && statSync(child, { throwIfNoEntry: false })?.isDirectory() && !isSymlink(child))
+        visit(child, depth + 1);
     }
   };
   visit(base, 0);

@@ -7,7 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { Server, type Socket } from 'socket.io';
 import type { z } from 'zod';
 import {
-  type ClientToServerEvents, EpisodeRequestSchema, HandshakeSchema, PROTOCOL_VERSION, type Reply, RunRequestSchema, type ServerToClientEvents, SubscribeSchema,
+  type ClientToServerEvents,
+  EpisodeRequestSchema,
+  HandshakeSchema,
+  PROTOCOL_VERSION,
+  type Reply,
+  RunRequestSchema,
+  type ServerToClientEvents,
+  SubscribeSchema,
 } from '../protocol/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { LiveHub } from './live.ts';
@@ -48,7 +55,8 @@ export function isLoopback(host: string): boolean {
 
 /** Refuses a bind beyond loopback without a token (the CLI generates one; see startServer). */
 export function checkBind(host: string, token: string | undefined): void {
-  if (!isLoopback(host) && !token) throw new Error(`refusing to serve on ${host} without a token: a non-loopback bind needs one`);
+  if (!isLoopback(host) && !token)
+    throw new Error(`refusing to serve on ${host} without a token: a non-loopback bind needs one`);
 }
 
 export function newToken(): string {
@@ -65,12 +73,20 @@ export async function startServer(o: ServerOptions): Promise<ViewerServer> {
   checkBind(host, o.token);
   const hub = o.hub ?? new LiveHub();
   const http = createServer((req, res) => serveStatic(o.mounts, req, res));
-  const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, { serveClient: false, maxHttpBufferSize: 64 * 1024, cors: { origin: false } });
+  const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, {
+    serveClient: false,
+    maxHttpBufferSize: 64 * 1024,
+    cors: { origin: false },
+  });
   io.use((socket, next) => {
     const hello = HandshakeSchema.safeParse(socket.handshake.auth);
     if (!hello.success) return next(new Error('handshake: auth must be { protocol, token? }'));
-    if (hello.data.protocol !== PROTOCOL_VERSION) return next(new Error(`handshake: protocol ${hello.data.protocol} is not supported (server speaks ${PROTOCOL_VERSION})`));
-    if (o.token && !(hello.data.token && sameToken(hello.data.token, o.token))) return next(new Error('handshake: a valid token is required'));
+    if (hello.data.protocol !== PROTOCOL_VERSION)
+      return next(
+        new Error(`handshake: protocol ${hello.data.protocol} is not supported (server speaks ${PROTOCOL_VERSION})`),
+      );
+    if (o.token && !(hello.data.token && sameToken(hello.data.token, o.token)))
+      return next(new Error('handshake: a valid token is required'));
     next();
   });
   io.on('connection', (socket) => onConnection(socket, o, hub));
@@ -82,7 +98,11 @@ export async function startServer(o: ServerOptions): Promise<ViewerServer> {
   const shown = host.includes(':') ? `[${host}]` : host;
   const url = `http://${shown}:${port}/${o.token ? `?token=${o.token}` : ''}`;
   return {
-    url, host, port, token: o.token, hub,
+    url,
+    host,
+    port,
+    token: o.token,
+    hub,
     close: async () => {
       await io.close();
       http.closeAllConnections();
@@ -91,7 +111,13 @@ export async function startServer(o: ServerOptions): Promise<ViewerServer> {
 }
 
 function onConnection(socket: IoSocket, o: ServerOptions, hub: LiveHub): void {
-  socket.emit('server:hello', { protocol: PROTOCOL_VERSION, scene: o.scene, live: hub.streams.length > 0 || o.liveRun !== undefined, liveRun: o.liveRun, worldModel: o.replay.openModel !== undefined });
+  socket.emit('server:hello', {
+    protocol: PROTOCOL_VERSION,
+    scene: o.scene,
+    live: hub.streams.length > 0 || o.liveRun !== undefined,
+    liveRun: o.liveRun,
+    worldModel: o.replay.openModel !== undefined,
+  });
   const client = {
     send: (batch: Parameters<ServerToClientEvents['frame:batch']>[0], done: () => void) => {
       socket.timeout(10_000).emit('frame:batch', batch, () => done());
@@ -116,7 +142,12 @@ function onConnection(socket: IoSocket, o: ServerOptions, hub: LiveHub): void {
 
 /** A request: validates the payload (when it has one), answers through the ack with a Reply. Calls with
  *  no ack function are ignored; errors become { ok: false, error } and never reach socket.io. */
-function handle<S extends z.ZodType, T>(socket: IoSocket, event: string, schema: S | null, fn: (req: z.infer<S>) => T | Promise<T>): void {
+function handle<S extends z.ZodType, T>(
+  socket: IoSocket,
+  event: string,
+  schema: S | null,
+  fn: (req: z.infer<S>) => T | Promise<T>,
+): void {
   (socket as unknown as { on(e: string, f: (...args: unknown[]) => void): void }).on(event, (...args: unknown[]) => {
     const ack = args.at(-1);
     if (typeof ack !== 'function') return;
@@ -124,11 +155,19 @@ function handle<S extends z.ZodType, T>(socket: IoSocket, event: string, schema:
     let req: z.infer<S> = undefined as z.infer<S>;
     if (schema) {
       const parsed = schema.safeParse(args[0]);
-      if (!parsed.success) return reply({ ok: false, error: `${event}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ')}` });
+      if (!parsed.success)
+        return reply({
+          ok: false,
+          error: `${event}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ')}`,
+        });
       req = parsed.data;
     }
     Promise.resolve()
       .then(() => fn(req))
-      .then((data) => reply({ ok: true, data }), (err: unknown) => reply({ ok: false, error: err instanceof PathRefused ? message(err) : `${event}: ${message(err)}` }));
+      .then(
+        (data) => reply({ ok: true, data }),
+        (err: unknown) =>
+          reply({ ok: false, error: err instanceof PathRefused ? message(err) : `${event}: ${message(err)}` }),
+      );
   });
 }

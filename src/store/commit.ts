@@ -4,7 +4,18 @@
 // deleted. recoverFolder() rolls a complete journal forward (idempotent) and deletes stale temp files;
 // writers run it before writing and readers before reading. Node-only.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
@@ -29,7 +40,9 @@ export class SimulatedCrash extends Error {
 
 const JournalSchema = z.object({
   format: z.literal('wmrl-commit/1'),
-  parts: z.array(z.object({ temp: z.string().min(1), final: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/) })).min(1),
+  parts: z
+    .array(z.object({ temp: z.string().min(1), final: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/) }))
+    .min(1),
 });
 
 /** Temp files: ".NAME.PID.TAG.tmp". */
@@ -58,7 +71,7 @@ function writeSynced(path: string, data: string | Uint8Array): void {
   const fd = openSync(path, 'wx');
   try {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off, bytes.length - off);
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -69,8 +82,14 @@ function writeSynced(path: string, data: string | Uint8Array): void {
 function fsyncDir(dir: string): void {
   try {
     const fd = openSync(dir, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
-  } catch { /* not supported on this platform */ }
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    /* not supported on this platform */
+  }
 }
 
 /** Writes all `parts` (one folder) as one unit: after a crash at any point, recoverFolder() leaves either
@@ -78,8 +97,10 @@ function fsyncDir(dir: string): void {
 export function commitFiles(parts: readonly Part[], opts: CommitOptions = {}): void {
   if (parts.length === 0) throw new Error('commitFiles: no parts');
   const dir = dirname(parts[0].path);
-  for (const p of parts) if (dirname(p.path) !== dir) throw new Error(`commitFiles: ${p.path} is not in ${dir} (one commit, one folder)`);
-  if (new Set(parts.map((p) => basename(p.path))).size !== parts.length) throw new Error('commitFiles: a part is listed twice');
+  for (const p of parts)
+    if (dirname(p.path) !== dir) throw new Error(`commitFiles: ${p.path} is not in ${dir} (one commit, one folder)`);
+  if (new Set(parts.map((p) => basename(p.path))).size !== parts.length)
+    throw new Error('commitFiles: a part is listed twice');
   mkdirSync(dir, { recursive: true });
   recoverFolder(dir);
   let boundary = 0;
@@ -131,7 +152,11 @@ export function recoverFolder(dir: string): void {
     const pid = Number(m[1]);
     // Commits are synchronous: a temp of this process is left over from a failed one.
     if (pid === process.pid || !pidAlive(pid)) {
-      try { rmSync(join(dir, name), { force: true }); } catch { /* read-only folder: leave it */ }
+      try {
+        rmSync(join(dir, name), { force: true });
+      } catch {
+        /* read-only folder: leave it */
+      }
     }
   }
 }
@@ -142,13 +167,16 @@ function rollForward(dir: string, name: string): void {
   try {
     journal = JournalSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
   } catch (err) {
-    throw new InputError(`${path}: unreadable commit journal (${(err as Error).message.split('\n')[0]}); delete it to keep the files as they are`);
+    throw new InputError(
+      `${path}: unreadable commit journal (${(err as Error).message.split('\n')[0]}); delete it to keep the files as they are`,
+    );
   }
   for (const p of journal.parts) {
     const temp = join(dir, p.temp);
     const final = join(dir, p.final);
     if (existsSync(temp)) {
-      if (sha256File(temp) !== p.sha256) throw new InputError(`${temp}: does not match the sha256 in commit journal ${path}`);
+      if (sha256File(temp) !== p.sha256)
+        throw new InputError(`${temp}: does not match the sha256 in commit journal ${path}`);
       renameSync(temp, final);
     } else if (!existsSync(final) || sha256File(final) !== p.sha256) {
       throw new InputError(`${path}: part ${final} differs from the journal and its temp file ${p.temp} is gone`);

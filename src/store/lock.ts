@@ -2,14 +2,29 @@
 // hard-linked into place, which fails if a lock exists) naming its owner: pid, host, command line.
 // A lock whose owner process is gone (same host) is stale and is taken over. Locks are released by
 // release() and, as a last resort, when the process exits. Node-only.
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { checkOutputDir } from './paths.ts';
 
-export const LockOwnerSchema = z.object({ pid: z.number().int().positive(), host: z.string(), command: z.string(), started: z.string() });
+export const LockOwnerSchema = z.object({
+  pid: z.number().int().positive(),
+  host: z.string(),
+  command: z.string(),
+  started: z.string(),
+});
 export type LockOwner = z.infer<typeof LockOwnerSchema>;
 
 /** Another command writes the same output (exit code 2 in the CLI). */
@@ -99,19 +114,39 @@ function create(path: string, owner: LockOwner): boolean {
 }
 
 function busy(flag: string, target: string, path: string, owner: LockOwner | null, why: string): LockedError {
-  const who = owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.started}: ${owner.command}` : 'owner unreadable';
-  return new LockedError(`${flag}: ${target} is being written by another wmrl command (${who}); ${why} (lock file ${path})`);
+  const who = owner
+    ? `pid ${owner.pid} on ${owner.host}, since ${owner.started}: ${owner.command}`
+    : 'owner unreadable';
+  return new LockedError(
+    `${flag}: ${target} is being written by another wmrl command (${who}); ${why} (lock file ${path})`,
+  );
 }
 
 function acquire(path: string, target: string, flag: string): Lock {
-  const me: LockOwner = { pid: process.pid, host: hostname(), command: process.argv.slice(1).join(' '), started: new Date().toISOString() };
+  const me: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    command: process.argv.slice(1).join(' '),
+    started: new Date().toISOString(),
+  };
   if (!create(path, me)) {
     const owner = readOwner(path);
     const stale = owner !== null && owner.host === me.host && !pidAlive(owner.pid);
-    if (!stale) throw busy(flag, target, path, owner, owner ? 'wait for it to finish' : 'delete the lock file if no command is running');
+    if (!stale)
+      throw busy(
+        flag,
+        target,
+        path,
+        owner,
+        owner ? 'wait for it to finish' : 'delete the lock file if no command is running',
+      );
     // Take the stale lock over: move it aside, check it is the one we judged stale, then create ours.
     const aside = `${path}.${process.pid}.stale`;
-    try { renameSync(path, aside); } catch { /* another taker moved it first */ }
+    try {
+      renameSync(path, aside);
+    } catch {
+      /* another taker moved it first */
+    }
     const moved = existsSync(aside) ? readOwner(aside) : null;
     rmSync(aside, { force: true });
     if (moved && moved.pid !== owner.pid) throw busy(flag, target, path, moved, 'it started just now');
@@ -120,7 +155,9 @@ function acquire(path: string, target: string, flag: string): Lock {
   held.set(path, me);
   if (!exitHook) {
     exitHook = true;
-    process.on('exit', () => { for (const p of [...held.keys()]) releasePath(p); });
+    process.on('exit', () => {
+      for (const p of [...held.keys()]) releasePath(p);
+    });
   }
   return { path, release: () => releasePath(path) };
 }

@@ -7,7 +7,8 @@ import { InputError } from '../core/errors.ts';
 function checkCreatable(path: string, flag: string): void {
   let dir = dirname(resolve(path));
   while (!existsSync(dir)) dir = dirname(dir);
-  if (!statSync(dir).isDirectory()) throw new InputError(`${flag}: cannot create ${path}: ${dir} is a file, not a folder`);
+  if (!statSync(dir).isDirectory())
+    throw new InputError(`${flag}: cannot create ${path}: ${dir} is a file, not a folder`);
   try {
     accessSync(dir, constants.W_OK);
   } catch {
@@ -17,7 +18,8 @@ function checkCreatable(path: string, flag: string): void {
 
 /** `path` can be written as a file: it is not an existing folder and its folder can be created. */
 export function checkOutputFile(path: string, flag: string): void {
-  if (existsSync(path) && statSync(path).isDirectory()) throw new InputError(`${flag}: ${path} is a folder, expected a file path`);
+  if (existsSync(path) && statSync(path).isDirectory())
+    throw new InputError(`${flag}: ${path} is a folder, expected a file path`);
   checkCreatable(path, flag);
 }
 

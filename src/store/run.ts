@@ -20,7 +20,13 @@ export function hasCheckpoint(dir: string): boolean {
 
 /** Writes checkpoint.bin and checkpoint.json (which should name the .bin's sha256) as one commit. */
 export function commitCheckpoint(dir: string, bin: Uint8Array, json: unknown, commit?: CommitOptions): void {
-  commitFiles([{ path: join(dir, CHECKPOINT_BIN), data: bin }, { path: join(dir, CHECKPOINT_JSON), data: `${JSON.stringify(json, null, 2)}\n` }], commit);
+  commitFiles(
+    [
+      { path: join(dir, CHECKPOINT_BIN), data: bin },
+      { path: join(dir, CHECKPOINT_JSON), data: `${JSON.stringify(json, null, 2)}\n` },
+    ],
+    commit,
+  );
 }
 
 export interface KeyDifference {
@@ -49,12 +55,20 @@ function describe(d: KeyDifference): string {
 
 /** The checkpoint a run continues: null unless `resume`; then the one `load` reads from `runDir`, which
  *  must exist and carry the same run key (else an InputError naming the keys that differ). */
-export function resumeCheckpoint<C extends { run: Record<string, unknown> }>(runDir: string, key: Record<string, unknown>, resume: boolean | undefined, load: (dir: string) => C): C | null {
+export function resumeCheckpoint<C extends { run: Record<string, unknown> }>(
+  runDir: string,
+  key: Record<string, unknown>,
+  resume: boolean | undefined,
+  load: (dir: string) => C,
+): C | null {
   if (!resume) return null;
   if (!hasCheckpoint(runDir)) throw new InputError(`--resume: no checkpoint in ${runDir}`);
   const ck = load(runDir);
   const diff = runKeyDiff(ck.run, key);
-  if (diff.length) throw new InputError(`--resume: the checkpoint in ${runDir} belongs to a run with different options or data: ${diff.map(describe).join(', ')}`);
+  if (diff.length)
+    throw new InputError(
+      `--resume: the checkpoint in ${runDir} belongs to a run with different options or data: ${diff.map(describe).join(', ')}`,
+    );
   return ck;
 }
 
@@ -62,16 +76,18 @@ export function resumeCheckpoint<C extends { run: Record<string, unknown> }>(run
  *  is not JSON is an InputError naming the file and line. */
 export function truncateMetrics(path: string, step: number): void {
   if (!existsSync(path)) return;
-  const kept = readFileSync(path, 'utf8').split('\n').filter((line, i) => {
-    if (!line.trim()) return false;
-    let s: unknown;
-    try {
-      s = (JSON.parse(line) as { step?: unknown }).step;
-    } catch {
-      throw new InputError(`${path}: line ${i + 1} is not JSON`);
-    }
-    return typeof s === 'number' && s <= step;
-  });
+  const kept = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line, i) => {
+      if (!line.trim()) return false;
+      let s: unknown;
+      try {
+        s = (JSON.parse(line) as { step?: unknown }).step;
+      } catch {
+        throw new InputError(`${path}: line ${i + 1} is not JSON`);
+      }
+      return typeof s === 'number' && s <= step;
+    });
   commitFiles([{ path, data: kept.map((l) => `${l}\n`).join('') }]);
 }
 

@@ -6,7 +6,20 @@ import type { EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
 import { assertResetEnv, copyBatchObs, instructionsOf } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
-import type { BatchAction, BatchObs, BodyPose, Branchable, Env, EnvSnapshot, EpisodeStart, FrameSource, ResetInfo, ResetOptions, Snapshottable, StepResult } from '../env/types.ts';
+import type {
+  BatchAction,
+  BatchObs,
+  BodyPose,
+  Branchable,
+  Env,
+  EnvSnapshot,
+  EpisodeStart,
+  FrameSource,
+  ResetInfo,
+  ResetOptions,
+  Snapshottable,
+  StepResult,
+} from '../env/types.ts';
 import { createRenderer, type Renderer } from '../render/index.ts';
 import type { Scene } from '../scene/schema.ts';
 import { sampleTask } from '../task/sample.ts';
@@ -34,7 +47,11 @@ export interface EpisodeKeys {
 export interface TabletopEngine {
   readonly source: 'physics' | 'world-model';
   /** Lays out slots[j] at starts[j], or at tasks[j]'s initial state where starts[j] is null. */
-  place(slots: readonly number[], tasks: readonly TaskInstance[], starts: readonly (EpisodeStart | null)[]): Promise<void> | void;
+  place(
+    slots: readonly number[],
+    tasks: readonly TaskInstance[],
+    starts: readonly (EpisodeStart | null)[],
+  ): Promise<void> | void;
   /** One control step of `slots` under `action`. */
   advance(slots: readonly number[], action: BatchAction, episodes: EpisodeKeys): Promise<LearnedReward | void> | void;
   /** Slot i's state (the engine may reuse the object: read it before the next call). */
@@ -83,9 +100,17 @@ interface CoreSnapshot {
 
 function copyBook(b: Book): Book {
   return {
-    seeds: b.seeds.slice(), keys: b.keys.slice(), steps: b.steps.slice(), done: b.done.slice(), terminated: b.terminated.slice(),
-    truncated: b.truncated.slice(), success: b.success.slice(), progress: b.progress.slice(), offTable: b.offTable.slice(),
-    images: b.images.map((x) => x.slice()), proprio: b.proprio.slice(),
+    seeds: b.seeds.slice(),
+    keys: b.keys.slice(),
+    steps: b.steps.slice(),
+    done: b.done.slice(),
+    terminated: b.terminated.slice(),
+    truncated: b.truncated.slice(),
+    success: b.success.slice(),
+    progress: b.progress.slice(),
+    offTable: b.offTable.slice(),
+    images: b.images.map((x) => x.slice()),
+    proprio: b.proprio.slice(),
   };
 }
 
@@ -106,26 +131,37 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
 
   constructor(options: TabletopCoreOptions, engine: E) {
     const { scene, spec, numEnvs } = options;
-    if (!Number.isInteger(numEnvs) || numEnvs < 1) throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
+    if (!Number.isInteger(numEnvs) || numEnvs < 1)
+      throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
     this.spec = spec;
     this.scene = scene;
     this.taskId = spec.id;
     this.numEnvs = numEnvs;
     this.engine = engine;
     const proprio = spec.observation.find((e) => e.name === 'proprio');
-    if (proprio?.kind !== 'box' || proprio.shape[0] !== PROPRIO.length) throw new Error(`tabletop: spec ${spec.id} has no ${PROPRIO.length}-value "proprio" box`);
-    this.views = spec.observation.filter((e) => e.kind === 'image').map((e) => ({
-      key: e.name,
-      renderer: options.render === false ? null : createRenderer(scene, e.name.replace(/^image_/, '')),
-      size: e.shape[0] * e.shape[1] * e.shape[2],
-    }));
+    if (proprio?.kind !== 'box' || proprio.shape[0] !== PROPRIO.length)
+      throw new Error(`tabletop: spec ${spec.id} has no ${PROPRIO.length}-value "proprio" box`);
+    this.views = spec.observation
+      .filter((e) => e.kind === 'image')
+      .map((e) => ({
+        key: e.name,
+        renderer: options.render === false ? null : createRenderer(scene, e.name.replace(/^image_/, '')),
+        size: e.shape[0] * e.shape[1] * e.shape[2],
+      }));
     this.tasks = new Array(numEnvs).fill(null);
     this.poseBufs = new Array(numEnvs).fill(undefined);
     this.book = {
-      seeds: new Int32Array(numEnvs).fill(-1), keys: new Float64Array(numEnvs).fill(-1), steps: new Int32Array(numEnvs),
-      done: new Uint8Array(numEnvs), terminated: new Uint8Array(numEnvs), truncated: new Uint8Array(numEnvs), success: new Uint8Array(numEnvs),
-      progress: new Float64Array(numEnvs), offTable: new Uint8Array(numEnvs),
-      images: this.views.map((c) => new Uint8Array(numEnvs * c.size)), proprio: new Float32Array(numEnvs * PROPRIO.length),
+      seeds: new Int32Array(numEnvs).fill(-1),
+      keys: new Float64Array(numEnvs).fill(-1),
+      steps: new Int32Array(numEnvs),
+      done: new Uint8Array(numEnvs),
+      terminated: new Uint8Array(numEnvs),
+      truncated: new Uint8Array(numEnvs),
+      success: new Uint8Array(numEnvs),
+      progress: new Float64Array(numEnvs),
+      offTable: new Uint8Array(numEnvs),
+      images: this.views.map((c) => new Uint8Array(numEnvs * c.size)),
+      proprio: new Float32Array(numEnvs * PROPRIO.length),
     };
   }
 
@@ -135,23 +171,36 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     const slots: number[] = [];
     for (let i = 0; i < this.numEnvs; i++) if (!options.mask || options.mask[i]) slots.push(i);
     const tasks = slots.map((i) => this.taskOf(seeds[i]));
-    await this.engine.place(slots, tasks, slots.map(() => null));
+    await this.engine.place(
+      slots,
+      tasks,
+      slots.map(() => null),
+    );
     slots.forEach((i, j) => this.begin(i, tasks[j], options.keys?.[i] ?? seeds[i], 0));
     return this.started();
   }
 
-  async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]): Promise<{ obs: BatchObs; info: ResetInfo }> {
-    if (slots.length !== starts.length) throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
+  async resetFrom(
+    slots: readonly number[],
+    starts: readonly EpisodeStart[],
+  ): Promise<{ obs: BatchObs; info: ResetInfo }> {
+    if (slots.length !== starts.length)
+      throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
     const seen = new Set<number>();
     const max = this.spec.maxEpisodeSteps;
     const tasks = slots.map((i, j) => {
-      if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs || seen.has(i)) throw new RangeError(`resetFrom: slots[${j}] = ${i} is not a distinct env index in [0, ${this.numEnvs})`);
+      if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs || seen.has(i))
+        throw new RangeError(`resetFrom: slots[${j}] = ${i} is not a distinct env index in [0, ${this.numEnvs})`);
       seen.add(i);
       const { seed, elapsed, row } = starts[j];
       if (!Number.isInteger(seed)) throw new RangeError(`resetFrom: starts[${j}].seed must be an integer, got ${seed}`);
-      if (!Number.isInteger(elapsed) || elapsed < 0 || elapsed >= max) throw new RangeError(`resetFrom: starts[${j}].elapsed must be an integer in [0, ${max}), got ${elapsed}`);
+      if (!Number.isInteger(elapsed) || elapsed < 0 || elapsed >= max)
+        throw new RangeError(`resetFrom: starts[${j}].elapsed must be an integer in [0, ${max}), got ${elapsed}`);
       const S = stateSize(this.scene.objects.length);
-      if (row.length !== S && row.length !== S + 7) throw new RangeError(`resetFrom: starts[${j}].row has ${row.length} values, expected ${S} (state) or ${S + 7} (state, grip, joints)`);
+      if (row.length !== S && row.length !== S + 7)
+        throw new RangeError(
+          `resetFrom: starts[${j}].row has ${row.length} values, expected ${S} (state) or ${S + 7} (state, grip, joints)`,
+        );
       return this.taskOf(seed);
     });
     await this.engine.place(slots, tasks, starts);
@@ -196,9 +245,29 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     const success = b.success.slice();
     const progress = b.progress.slice();
     const info: StepResult['info'] = learned
-      ? { source: this.engine.source, success, progress, progressVar: learned.progressVar, terms: { success: reward.slice(), progress: learned.progress }, offTable: b.offTable.slice() }
-      : { source: this.engine.source, success, progress, terms: { success: Float64Array.from(success), progress: progress.slice() }, offTable: b.offTable.slice() };
-    return { obs: this.obs(), reward, ...(learned && { rewardVar: learned.rewardVar }), terminated: b.terminated.slice(), truncated: b.truncated.slice(), info };
+      ? {
+          source: this.engine.source,
+          success,
+          progress,
+          progressVar: learned.progressVar,
+          terms: { success: reward.slice(), progress: learned.progress },
+          offTable: b.offTable.slice(),
+        }
+      : {
+          source: this.engine.source,
+          success,
+          progress,
+          terms: { success: Float64Array.from(success), progress: progress.slice() },
+          offTable: b.offTable.slice(),
+        };
+    return {
+      obs: this.obs(),
+      reward,
+      ...(learned && { rewardVar: learned.rewardVar }),
+      terminated: b.terminated.slice(),
+      truncated: b.truncated.slice(),
+      info,
+    };
   }
 
   /** The state of env i (fresh arrays). */
@@ -231,7 +300,9 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
 
   restore(snapshot: EnvSnapshot): void {
     if (snapshot.envId !== this.spec.id || snapshot.numEnvs !== this.numEnvs)
-      throw new RangeError(`snapshot of ${snapshot.envId} x${snapshot.numEnvs} cannot restore ${this.spec.id} x${this.numEnvs}`);
+      throw new RangeError(
+        `snapshot of ${snapshot.envId} x${snapshot.numEnvs} cannot restore ${this.spec.id} x${this.numEnvs}`,
+      );
     const d = snapshot.data as CoreSnapshot;
     this.book = copyBook(d.book);
     this.tasks = d.tasks.slice();
@@ -250,7 +321,10 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     let task = this.taskCache.get(seed);
     if (!task) {
       task = sampleTask(this.scene, this.taskId, seed);
-      if (task.instruction.length > INSTRUCTION_MAX) throw new RangeError(`task ${this.taskId} seed ${seed}: instruction "${task.instruction}" is longer than ${INSTRUCTION_MAX} chars`);
+      if (task.instruction.length > INSTRUCTION_MAX)
+        throw new RangeError(
+          `task ${this.taskId} seed ${seed}: instruction "${task.instruction}" is longer than ${INSTRUCTION_MAX} chars`,
+        );
       if (this.taskCache.size >= 4096) this.taskCache.clear();
       this.taskCache.set(seed, task);
     }
@@ -273,7 +347,10 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
   }
 
   private started(): { obs: BatchObs; info: ResetInfo } {
-    return { obs: this.obs(), info: { source: this.engine.source, seeds: this.book.seeds.slice(), instruction: instructionsOf(this.tasks) } };
+    return {
+      obs: this.obs(),
+      info: { source: this.engine.source, seeds: this.book.seeds.slice(), instruction: instructionsOf(this.tasks) },
+    };
   }
 
   /** Verifier success, Φ and the off-table rule for env i's state. */
@@ -294,12 +371,20 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     }
     const p = this.book.proprio;
     const o = i * PROPRIO.length;
-    p[o] = s.eePos[0]; p[o + 1] = s.eePos[1]; p[o + 2] = s.eePos[2]; p[o + 3] = s.eeYaw;
-    p[o + 4] = s.fingers[0]; p[o + 5] = s.fingers[1];
+    p[o] = s.eePos[0];
+    p[o + 1] = s.eePos[1];
+    p[o + 2] = s.eePos[2];
+    p[o + 3] = s.eeYaw;
+    p[o + 4] = s.fingers[0];
+    p[o + 5] = s.fingers[1];
     p[o + 6] = this.engine.grip(i);
   }
 
   private obs(): BatchObs {
-    return copyBatchObs(this.views.map((c, k) => [c.key, this.book.images[k]] as const), this.book.proprio, this.tasks);
+    return copyBatchObs(
+      this.views.map((c, k) => [c.key, this.book.images[k]] as const),
+      this.book.proprio,
+      this.tasks,
+    );
   }
 }

@@ -22,7 +22,10 @@ export function tabletopSpec(scene: Scene, taskId: string, cameras: readonly str
   const observation = [
     ...cameras.map((name) => {
       const cam = scene.cameras.find((x) => x.name === name);
-      if (!cam) throw new RangeError(`cameras: scene "${scene.name}" has no camera "${name}" (have ${scene.cameras.map((x) => x.name).join(', ')})`);
+      if (!cam)
+        throw new RangeError(
+          `cameras: scene "${scene.name}" has no camera "${name}" (have ${scene.cameras.map((x) => x.name).join(', ')})`,
+        );
       return { kind: 'image' as const, name: `image_${name}`, shape: [cam.height, cam.width, 3] };
     }),
     { kind: 'box' as const, name: 'proprio', shape: [PROPRIO.length], low: -PROPRIO_BOUND, high: PROPRIO_BOUND },
@@ -30,10 +33,20 @@ export function tabletopSpec(scene: Scene, taskId: string, cameras: readonly str
   ];
   const move = (name: string, max: number) => ({ kind: 'discrete' as const, name, n: c.bins, low: -max, high: max });
   const action = [
-    move('dx', c.maxTranslation), move('dy', c.maxTranslation), move('dz', c.maxTranslation), move('dyaw', c.maxYaw),
+    move('dx', c.maxTranslation),
+    move('dy', c.maxTranslation),
+    move('dz', c.maxTranslation),
+    move('dyaw', c.maxYaw),
     { kind: 'discrete' as const, name: 'grip', n: c.gripperBins, low: 0, high: 1 },
   ];
-  const parsed = EnvSpecSchema.safeParse({ id: task.id, observation, action, maxEpisodeSteps: task.maxEpisodeSteps, rewardTerms: ['success', 'progress'] });
-  if (!parsed.success) throw new RangeError(`tabletop spec for "${taskId}" is invalid:\n${formatZodError(parsed.error, 'spec')}`);
+  const parsed = EnvSpecSchema.safeParse({
+    id: task.id,
+    observation,
+    action,
+    maxEpisodeSteps: task.maxEpisodeSteps,
+    rewardTerms: ['success', 'progress'],
+  });
+  if (!parsed.success)
+    throw new RangeError(`tabletop spec for "${taskId}" is invalid:\n${formatZodError(parsed.error, 'spec')}`);
   return parsed.data;
 }

@@ -1,7 +1,6 @@
 import type { Scene, TaskFamilyConfig } from '../scene/schema.ts';
 import { SPLITS, type Split } from './types.ts';
 
-
 /** Env ids of the scene's task families, in scene order. */
 export function taskIds(scene: Scene): string[] {
   return scene.tasks.map((t) => t.id);
@@ -9,7 +8,8 @@ export function taskIds(scene: Scene): string[] {
 
 export function findTask(scene: Scene, taskId: string): TaskFamilyConfig {
   const task = scene.tasks.find((t) => t.id === taskId);
-  if (!task) throw new RangeError(`unknown task "${taskId}" in scene "${scene.name}"; valid ids: ${taskIds(scene).join(', ')}`);
+  if (!task)
+    throw new RangeError(`unknown task "${taskId}" in scene "${scene.name}"; valid ids: ${taskIds(scene).join(', ')}`);
   return task;
 }
 
@@ -19,7 +19,9 @@ const fmt = ([a, b]: [number, number]) => `[${a}, ${b})`;
 export function splitOf(scene: Scene, seed: number): Split {
   const found = SPLITS.find((s) => Number.isInteger(seed) && seed >= scene.splits[s][0] && seed < scene.splits[s][1]);
   if (found) return found;
-  throw new RangeError(`seed ${seed} is in no split of scene "${scene.name}": ${SPLITS.map((s) => `${s} ${fmt(scene.splits[s])}`).join(', ')}`);
+  throw new RangeError(
+    `seed ${seed} is in no split of scene "${scene.name}": ${SPLITS.map((s) => `${s} ${fmt(scene.splits[s])}`).join(', ')}`,
+  );
 }
 
 /** How many seeds a split holds (its episode indices are 0 .. size − 1). */

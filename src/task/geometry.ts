@@ -22,12 +22,15 @@ export function quatAxes(q: Quat): [Vec3, Vec3, Vec3] {
 export function supportAlong(obj: SceneObject, quat: Quat, dir: Vec3): number {
   const n = Math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
   const ok = n > 1e-12;
-  const x = ok ? quat[0] / n : 0, y = ok ? quat[1] / n : 0, z = ok ? quat[2] / n : 0, w = ok ? quat[3] / n : 1;
-  const c2 = Math.abs((2 * (x * z + w * y)) * dir[0] + (2 * (y * z - w * x)) * dir[1] + (1 - 2 * (x * x + y * y)) * dir[2]);
+  const x = ok ? quat[0] / n : 0,
+    y = ok ? quat[1] / n : 0,
+    z = ok ? quat[2] / n : 0,
+    w = ok ? quat[3] / n : 1;
+  const c2 = Math.abs(2 * (x * z + w * y) * dir[0] + 2 * (y * z - w * x) * dir[1] + (1 - 2 * (x * x + y * y)) * dir[2]);
   const h = obj.halfExtents;
   if (obj.shape !== 'box') return h[0] * Math.sqrt(Math.max(0, 1 - c2 * c2)) + h[2] * c2;
-  const c0 = Math.abs((1 - 2 * (y * y + z * z)) * dir[0] + (2 * (x * y + w * z)) * dir[1] + (2 * (x * z - w * y)) * dir[2]);
-  const c1 = Math.abs((2 * (x * y - w * z)) * dir[0] + (1 - 2 * (x * x + z * z)) * dir[1] + (2 * (y * z + w * x)) * dir[2]);
+  const c0 = Math.abs((1 - 2 * (y * y + z * z)) * dir[0] + 2 * (x * y + w * z) * dir[1] + 2 * (x * z - w * y) * dir[2]);
+  const c1 = Math.abs(2 * (x * y - w * z) * dir[0] + (1 - 2 * (x * x + z * z)) * dir[1] + 2 * (y * z + w * x) * dir[2]);
   return c0 * h[0] + c1 * h[1] + c2 * h[2];
 }
 

@@ -10,7 +10,8 @@ import { TOL } from './verify.ts';
 /** One Rng stream per (task id, purpose): changing how one part samples leaves the others unchanged,
  *  and one seed gives unrelated episodes in different families. */
 type Purpose = 'pair' | 'instruction' | 'layout' | 'ee';
-const rngFor = (taskId: string, purpose: Purpose, seed: number) => new Rng(seed, parseInt(hashOf(`${taskId}/${purpose}`).slice(8), 16));
+const rngFor = (taskId: string, purpose: Purpose, seed: number) =>
+  new Rng(seed, parseInt(hashOf(`${taskId}/${purpose}`).slice(8), 16));
 
 /** Nominal initial TCP (above the table, in front of the robot) before eeJitter. */
 export const EE_START: Vec3 = [0, -0.12, 0.15];
@@ -37,7 +38,8 @@ function samplePair(task: TaskFamilyConfig, split: Split, rng: Rng): Pair {
   const reserved = new Set(task.heldoutPairs.map(pairKey));
   if (split === 'train') {
     const pool = pairs.filter((p) => !reserved.has(pairKey(p)));
-    if (pool.length === 0) throw new RangeError(`task "${task.id}": every (object, target) pair is reserved for held-out`);
+    if (pool.length === 0)
+      throw new RangeError(`task "${task.id}": every (object, target) pair is reserved for held-out`);
     return rng.pick(pool);
   }
   const heldout = pairs.filter((p) => reserved.has(pairKey(p)));
@@ -46,7 +48,11 @@ function samplePair(task: TaskFamilyConfig, split: Split, rng: Rng): Pair {
 }
 
 function resolveTarget(scene: Scene, name: string): { kind: TargetKind; index: number } {
-  const lists: [TargetKind, { name: string }[]][] = [['zone', scene.zones], ['bin', scene.bins], ['object', scene.objects]];
+  const lists: [TargetKind, { name: string }[]][] = [
+    ['zone', scene.zones],
+    ['bin', scene.bins],
+    ['object', scene.objects],
+  ];
   for (const [kind, list] of lists) {
     const index = list.findIndex((x) => x.name === name);
     if (index >= 0) return { kind, index };
@@ -66,7 +72,8 @@ function placeable(scene: Scene, i: number, x: number, y: number, placed: Map<nu
   const r = footprintRadius(scene.objects[i]);
   for (const z of scene.zones) if (distToRect(x, y, z.centre, z.halfSize) < r + STATIC_MARGIN) return false;
   for (const b of scene.bins) if (distToRect(x, y, b.centre, binOuterHalf(b)) < r + STATIC_MARGIN) return false;
-  if (clearOf >= 0 && distToRect(x, y, scene.zones[clearOf].centre, scene.zones[clearOf].halfSize) < START_CLEARANCE) return false;
+  if (clearOf >= 0 && distToRect(x, y, scene.zones[clearOf].centre, scene.zones[clearOf].halfSize) < START_CLEARANCE)
+    return false;
   for (const [j, p] of placed) {
     const minDist = Math.max(scene.randomization.minSeparation, r + footprintRadius(scene.objects[j]));
     if (distXY([x, y], p) < minDist) return false;
@@ -84,14 +91,17 @@ function sampleLayout(scene: Scene, object: number, clearOf: number, rng: Rng): 
       for (let t = 0; t < TRIES_PER_OBJECT && !placed.has(i); t++) {
         const x = rng.range(objectX[0], objectX[1]);
         const y = rng.range(objectY[0], objectY[1]);
-        if (placeable(scene, i, x, y, placed, i === object ? clearOf : -1)) placed.set(i, [x, y, scene.objects[i].halfExtents[2]]);
+        if (placeable(scene, i, x, y, placed, i === object ? clearOf : -1))
+          placed.set(i, [x, y, scene.objects[i].halfExtents[2]]);
       }
       if (!placed.has(i)) break;
     }
     if (placed.size === scene.objects.length)
       return scene.objects.map((_, i) => ({ pos: placed.get(i)!, yaw: rng.range(objectYaw[0], objectYaw[1]) }));
   }
-  throw new RangeError(`scene "${scene.name}": cannot place ${scene.objects.length} objects in randomization.objectX/objectY with minSeparation ${scene.randomization.minSeparation} clear of zones and bins`);
+  throw new RangeError(
+    `scene "${scene.name}": cannot place ${scene.objects.length} objects in randomization.objectX/objectY with minSeparation ${scene.randomization.minSeparation} clear of zones and bins`,
+  );
 }
 
 function sampleEe(scene: Scene, rng: Rng): Vec3 {
@@ -109,7 +119,8 @@ export function sampleTask(scene: Scene, taskId: string, seed: number): TaskInst
   const target = resolveTarget(scene, targetName);
 
   const text = rngFor(taskId, 'instruction', seed);
-  const instruction = text.pick(task.templates)
+  const instruction = text
+    .pick(task.templates)
     .replaceAll('{object}', text.pick(scene.objects[object].words))
     .replaceAll('{target}', text.pick(wordsOf(scene, target)));
 

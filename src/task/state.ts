@@ -14,7 +14,11 @@ export function stateNames(objectNames: readonly string[]): string[] {
   return [...STATE_HEAD, ...objectNames.flatMap((o) => OBJECT_FIELDS.map((f) => `${o}.${f}`))];
 }
 
-export function packState(s: TabletopState, out: Float64Array | Float32Array = new Float64Array(stateSize(s.objects.length)), offset = 0): Float64Array | Float32Array {
+export function packState(
+  s: TabletopState,
+  out: Float64Array | Float32Array = new Float64Array(stateSize(s.objects.length)),
+  offset = 0,
+): Float64Array | Float32Array {
   let k = offset;
   out[k++] = s.eePos[0];
   out[k++] = s.eePos[1];
@@ -23,9 +27,16 @@ export function packState(s: TabletopState, out: Float64Array | Float32Array = n
   out[k++] = s.fingers[0];
   out[k++] = s.fingers[1];
   for (const o of s.objects) {
-    out[k++] = o.pos[0]; out[k++] = o.pos[1]; out[k++] = o.pos[2];
-    out[k++] = o.quat[0]; out[k++] = o.quat[1]; out[k++] = o.quat[2]; out[k++] = o.quat[3];
-    out[k++] = o.linVel[0]; out[k++] = o.linVel[1]; out[k++] = o.linVel[2];
+    out[k++] = o.pos[0];
+    out[k++] = o.pos[1];
+    out[k++] = o.pos[2];
+    out[k++] = o.quat[0];
+    out[k++] = o.quat[1];
+    out[k++] = o.quat[2];
+    out[k++] = o.quat[3];
+    out[k++] = o.linVel[0];
+    out[k++] = o.linVel[1];
+    out[k++] = o.linVel[2];
   }
   return out;
 }
@@ -33,20 +44,31 @@ export function packState(s: TabletopState, out: Float64Array | Float32Array = n
 /** unpackState into an existing state of the same object count (no allocation; hot loops). */
 export function unpackStateInto(v: ArrayLike<number>, offset: number, out: TabletopState): TabletopState {
   let k = offset;
-  out.eePos[0] = v[k++]; out.eePos[1] = v[k++]; out.eePos[2] = v[k++];
+  out.eePos[0] = v[k++];
+  out.eePos[1] = v[k++];
+  out.eePos[2] = v[k++];
   out.eeYaw = v[k++];
-  out.fingers[0] = v[k++]; out.fingers[1] = v[k++];
+  out.fingers[0] = v[k++];
+  out.fingers[1] = v[k++];
   for (const o of out.objects) {
-    o.pos[0] = v[k++]; o.pos[1] = v[k++]; o.pos[2] = v[k++];
-    o.quat[0] = v[k++]; o.quat[1] = v[k++]; o.quat[2] = v[k++]; o.quat[3] = v[k++];
-    o.linVel[0] = v[k++]; o.linVel[1] = v[k++]; o.linVel[2] = v[k++];
+    o.pos[0] = v[k++];
+    o.pos[1] = v[k++];
+    o.pos[2] = v[k++];
+    o.quat[0] = v[k++];
+    o.quat[1] = v[k++];
+    o.quat[2] = v[k++];
+    o.quat[3] = v[k++];
+    o.linVel[0] = v[k++];
+    o.linVel[1] = v[k++];
+    o.linVel[2] = v[k++];
   }
   return out;
 }
 
 export function unpackState(v: ArrayLike<number>, numObjects: number, offset = 0): TabletopState {
   const need = stateSize(numObjects);
-  if (v.length - offset < need) throw new RangeError(`unpackState: need ${need} values for ${numObjects} objects, got ${v.length - offset}`);
+  if (v.length - offset < need)
+    throw new RangeError(`unpackState: need ${need} values for ${numObjects} objects, got ${v.length - offset}`);
   let k = offset;
   const eePos: [number, number, number] = [v[k++], v[k++], v[k++]];
   const eeYaw = v[k++];

@@ -59,13 +59,18 @@ export function isHeld(obj: SceneObject, o: ObjState, state: TabletopState): boo
 
 /** Flat on the table (z about its resting height, roughly upright) and nearly still. */
 export function isRestingOnTable(obj: SceneObject, o: ObjState): boolean {
-  return Math.abs(o.pos[2] - restHeight(obj, o.quat)) <= TOL.restZ && uprightness(obj, o.quat) >= TOL.uprightCos && speed(o.linVel) <= TOL.restSpeed;
+  return (
+    Math.abs(o.pos[2] - restHeight(obj, o.quat)) <= TOL.restZ &&
+    uprightness(obj, o.quat) >= TOL.uprightCos &&
+    speed(o.linVel) <= TOL.restSpeed
+  );
 }
 
 /** Horizontal distance from the object centre to the target (0 inside a zone or bin footprint). */
 function targetDist(ctx: Ctx, pos: readonly number[]): number {
   const { kind, index } = ctx.task.target;
-  if (kind === 'zone') return distToRect(pos[0], pos[1], ctx.scene.zones[index].centre, ctx.scene.zones[index].halfSize);
+  if (kind === 'zone')
+    return distToRect(pos[0], pos[1], ctx.scene.zones[index].centre, ctx.scene.zones[index].halfSize);
   if (kind === 'bin') return distToRect(pos[0], pos[1], ctx.scene.bins[index].centre, ctx.scene.bins[index].halfSize);
   return distXY(pos, ctx.state.objects[index].pos);
 }
@@ -88,8 +93,13 @@ function placedAtTarget(ctx: Ctx): boolean {
   const t = scene.objects[index];
   const ts = state.objects[index];
   const wantZ = ts.pos[2] + restHeight(t, ts.quat) + restHeight(obj, o.quat);
-  return overTarget(ctx) && Math.abs(o.pos[2] - wantZ) <= TOL.stackZ && uprightness(obj, o.quat) >= TOL.uprightCos
-    && speed(o.linVel) <= TOL.restSpeed && isRestingOnTable(t, ts);
+  return (
+    overTarget(ctx) &&
+    Math.abs(o.pos[2] - wantZ) <= TOL.stackZ &&
+    uprightness(obj, o.quat) >= TOL.uprightCos &&
+    speed(o.linVel) <= TOL.restSpeed &&
+    isRestingOnTable(t, ts)
+  );
 }
 
 function eeNearObject(ctx: Ctx): boolean {
@@ -100,7 +110,9 @@ function eeNearObject(ctx: Ctx): boolean {
 /** Each stage's own condition in this state, in FAMILY_PREDICATES order. */
 export function stageConditions(scene: Scene, task: TaskInstance, state: TabletopState): boolean[] {
   if (state.objects.length !== scene.objects.length)
-    throw new RangeError(`scoreTask: state has ${state.objects.length} objects, scene "${scene.name}" has ${scene.objects.length}`);
+    throw new RangeError(
+      `scoreTask: state has ${state.objects.length} objects, scene "${scene.name}" has ${scene.objects.length}`,
+    );
   const obj = scene.objects[task.object];
   const o = state.objects[task.object];
   const ctx: Ctx = { scene, task, state, obj, o, held: isHeld(obj, o, state) };

@@ -5,25 +5,49 @@ import { parseInput } from '../core/input-file.ts';
 // GRPO group advantages with optional weights: a per-group weight (the denoiser's w on anchor
 // groups) and per-rollout weights from ensemble reward variance.
 
-export const EnsembleWeightsSchema = z.object({
-  enabled: z.boolean().default(false).describe('weigh world-model rollouts by their ensemble reward variance (beyond the paper; ablated)'),
-  shrink: z.number().nonnegative().default(1).describe('κ in w_i ∝ 1/(v_i + κ·mean(v)): larger is gentler, 0 is plain inverse variance'),
-  min: z.number().nonnegative().default(0.25).describe('lower clip of a rollout weight (after normalising to mean 1)'),
-  max: z.number().positive().default(4).describe('upper clip of a rollout weight (after normalising to mean 1)'),
-}).refine((c) => c.max >= c.min, { message: 'max must be at least min', path: ['max'] });
+export const EnsembleWeightsSchema = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe('weigh world-model rollouts by their ensemble reward variance (beyond the paper; ablated)'),
+    shrink: z
+      .number()
+      .nonnegative()
+      .default(1)
+      .describe('κ in w_i ∝ 1/(v_i + κ·mean(v)): larger is gentler, 0 is plain inverse variance'),
+    min: z
+      .number()
+      .nonnegative()
+      .default(0.25)
+      .describe('lower clip of a rollout weight (after normalising to mean 1)'),
+    max: z.number().positive().default(4).describe('upper clip of a rollout weight (after normalising to mean 1)'),
+  })
+  .refine((c) => c.max >= c.min, { message: 'max must be at least min', path: ['max'] });
 
 export const AdvantageConfigSchema = z.object({
   eps: z.number().positive().default(1e-4).describe('ε in A_i = (r_i − μ_g)/(σ_g + ε)'),
-  zeroVarTol: z.number().nonnegative().default(1e-9).describe('a group with σ_g below this gets zero advantages and counts as zero-variance'),
-  ensemble: EnsembleWeightsSchema.default({ enabled: false, shrink: 1, min: 0.25, max: 4 }).describe('per-rollout weights from ensemble variance'),
+  zeroVarTol: z
+    .number()
+    .nonnegative()
+    .default(1e-9)
+    .describe('a group with σ_g below this gets zero advantages and counts as zero-variance'),
+  ensemble: EnsembleWeightsSchema.default({ enabled: false, shrink: 1, min: 0.25, max: 4 }).describe(
+    'per-rollout weights from ensemble variance',
+  ),
 });
 export type AdvantageConfig = z.output<typeof AdvantageConfigSchema>;
 
-export const AdvantageStateSchema = z.object({
-  config: AdvantageConfigSchema,
-  groups: z.number().int().nonnegative(),
-  zeroVarianceGroups: z.number().int().nonnegative(),
-}).refine((s) => s.zeroVarianceGroups <= s.groups, { message: 'zeroVarianceGroups must not exceed groups', path: ['zeroVarianceGroups'] });
+export const AdvantageStateSchema = z
+  .object({
+    config: AdvantageConfigSchema,
+    groups: z.number().int().nonnegative(),
+    zeroVarianceGroups: z.number().int().nonnegative(),
+  })
+  .refine((s) => s.zeroVarianceGroups <= s.groups, {
+    message: 'zeroVarianceGroups must not exceed groups',
+    path: ['zeroVarianceGroups'],
+  });
 export type AdvantageState = z.infer<typeof AdvantageStateSchema>;
 
 export interface GroupAdvantages {
@@ -39,7 +63,8 @@ export interface GroupAdvantages {
 /** A_i = (r_i − μ_g)/(σ_g + eps) over the graded members (null = ungraded, advantage 0). */
 export function standardise(rewards: readonly (number | null)[], eps = 1e-4, zeroVarTol = 1e-9): GroupAdvantages {
   const graded = rewards.filter((r): r is number => r !== null);
-  for (const r of graded) if (!Number.isFinite(r)) throw new RangeError(`standardise: rewards must be finite, got ${r}`);
+  for (const r of graded)
+    if (!Number.isFinite(r)) throw new RangeError(`standardise: rewards must be finite, got ${r}`);
   const n = graded.length;
   let m = 0;
   for (const r of graded) m += r;
@@ -55,11 +80,15 @@ export function standardise(rewards: readonly (number | null)[], eps = 1e-4, zer
 /** Per-rollout weights from reward variances v_i: w_i ∝ 1/(v_i + κ·v̄) (κ = shrink; a tiny floor
  *  keeps all-zero variances finite), normalised to mean 1, then clipped (so the mean is ~1, not
  *  exactly 1, when a clip binds). Disabled: all ones. */
-export function ensembleWeights(variances: readonly number[], config: z.input<typeof EnsembleWeightsSchema> = {}): number[] {
+export function ensembleWeights(
+  variances: readonly number[],
+  config: z.input<typeof EnsembleWeightsSchema> = {},
+): number[] {
   const c = EnsembleWeightsSchema.parse(config);
   if (!c.enabled || variances.length === 0) return variances.map(() => 1);
   for (const v of variances) {
-    if (!(v >= 0) || !Number.isFinite(v)) throw new RangeError(`ensembleWeights: variances must be finite and >= 0, got ${v}`);
+    if (!(v >= 0) || !Number.isFinite(v))
+      throw new RangeError(`ensembleWeights: variances must be finite and >= 0, got ${v}`);
   }
   const vbar = variances.reduce((a, b) => a + b, 0) / variances.length;
   const raw = variances.map((v) => 1 / (v + c.shrink * vbar + 1e-12));
@@ -87,7 +116,8 @@ export class Advantages {
    *  (computed over the graded members only). Counts the group and whether it was zero-variance. */
   group(rewards: readonly (number | null)[], options: GroupOptions = {}): GroupAdvantages & { weights: number[] } {
     const { groupWeight = 1, rewardVars } = options;
-    if (!Number.isFinite(groupWeight)) throw new RangeError(`Advantages: groupWeight must be finite, got ${groupWeight}`);
+    if (!Number.isFinite(groupWeight))
+      throw new RangeError(`Advantages: groupWeight must be finite, got ${groupWeight}`);
     if (rewardVars && rewardVars.length !== rewards.length) {
       throw new RangeError(`Advantages: ${rewardVars.length} variances for ${rewards.length} members`);
     }
@@ -95,7 +125,10 @@ export class Advantages {
     const weights = rewards.map(() => 1);
     if (rewardVars && this.config.ensemble.enabled) {
       const idx = rewards.flatMap((r, i) => (r === null ? [] : [i]));
-      const w = ensembleWeights(idx.map((i) => rewardVars[i]), this.config.ensemble);
+      const w = ensembleWeights(
+        idx.map((i) => rewardVars[i]),
+        this.config.ensemble,
+      );
       idx.forEach((i, k) => (weights[i] = w[k]));
     }
     this.groups++;

@@ -29,7 +29,11 @@ export function debiasThenDenoise(
   for (const segs of groups) {
     for (const t of new Set(segs.map((sg) => `${sg.elapsed}:${sg.horizon}`))) {
       const at = segs.filter((sg) => `${sg.elapsed}:${sg.horizon}` === t);
-      if (at.length >= 2) denoiser.observe(at.map((sg) => f(sg.rWm)), at.map((sg) => sg.rEnv));
+      if (at.length >= 2)
+        denoiser.observe(
+          at.map((sg) => f(sg.rWm)),
+          at.map((sg) => sg.rEnv),
+        );
     }
   }
   return f;

@@ -12,43 +12,126 @@ import { HybridConfigSchema } from './hybrid.ts';
 export const MODES = ['real', 'wm', 'mix', 'mix+denoise', 'mix+debias', 'wmrl'] as const;
 export type Mode = (typeof MODES)[number];
 
-export const TrainConfigSchema = z.object({
-  mode: z.enum(MODES).default('wmrl').describe('real: every group in physics; wm: every group in the world model; mix: anchors + world model, no correction; mix+denoise, mix+debias, wmrl: with the corrections'),
-  iterations: z.number().int().positive().default(100).describe('policy updates'),
-  seed: z.number().int().min(0).default(0).describe('every random draw of the run derives from it'),
-  groupsPerIteration: z.number().int().positive().default(8).describe('GRPO groups per iteration'),
-  groupSize: z.number().int().min(2).default(8).describe('rollouts per group (G), all from one start with one instruction'),
-  anchorShare: z.number().min(0).max(1).default(0.1).describe('share of groups run in physics as anchors (mix modes; at least minAnchors)'),
-  minAnchors: z.number().int().min(0).default(1).describe('anchor groups per iteration at least (mix modes)'),
-  horizon: z.number().int().positive().default(10).describe('steps of a world-model group branched from a real state (and of the segments anchors are graded on)'),
-  branchShare: z.number().min(0).max(1).default(1).describe('share of world-model groups that branch from real anchor states (the rest run whole episodes from initial states)'),
-  branchEvery: z.number().int().positive().default(5).describe('anchor states every this many steps become branch points and graded segments'),
-  branchPool: z.number().int().positive().default(512).describe('branch points kept (FIFO over recent anchors)'),
-  fidelityHorizons: z.array(z.number().int().positive()).default([5, 10, 20]).describe('horizons at which the world model\'s reward fidelity on anchors is measured'),
-  fidelityEvery: z.number().int().min(0).default(5).describe('measure that fidelity every this many iterations (0: off); excluded from the training clock'),
-  refreshEvery: z.number().int().min(0).default(8000).describe('retrain the world model on anchor transitions every this many physics steps (0: never)'),
-  refreshSteps: z.number().int().positive().default(100).describe('world-model optimizer steps per refresh (warm-started)'),
-  refreshLr: z.number().positive().default(3e-4).describe('world-model learning rate during a refresh'),
-  samplesPerRollout: z.number().int().positive().default(12).describe('steps per rollout that enter the loss (uniform reservoir over the rollout)'),
-  batch: z.number().int().positive().default(64).describe('rows per optimizer step (the last minibatch is padded with weight-0 rows)'),
-  epochs: z.number().int().positive().default(1).describe('passes over the iteration\'s rows'),
-  lr: z.number().positive().default(1e-4).describe('AdamW learning rate'),
-  weightDecay: z.number().min(0).default(0).describe('AdamW decoupled weight decay'),
-  maxGradNorm: z.number().positive().default(1).describe('global gradient-norm clip'),
-  clip: z.number().positive().default(0.2).describe('PPO ratio clip epsilon'),
-  klCoef: z.number().min(0).default(0.04).describe('weight of the k3 KL to the reference (base) policy'),
-  entropyCoef: z.number().min(0).default(1e-3).describe('entropy bonus'),
-  numEnvs: z.number().int().positive().default(16).describe('parallel env slots per engine (results do not depend on it)'),
-  evalEvery: z.number().int().min(0).default(0).describe('held-out physics evaluation every this many iterations (0: off); excluded from the training clock'),
-  evalEpisodes: z.number().int().positive().default(32).describe('held-out episodes per task and evaluation'),
-  checkpointEvery: z.number().int().positive().default(10).describe('iterations between checkpoints (and after the last)'),
-  threads: z.number().int().positive().default(1).describe('onnxruntime intra-op threads'),
-  debias: DebiasConfigSchema.default(DebiasConfigSchema.parse({})).describe('Online Debiasing'),
-  denoise: DenoiseConfigSchema.default(DenoiseConfigSchema.parse({})).describe('Inverse-Variance Denoising'),
-  starts: StartSelectionSchema.default(StartSelectionSchema.parse({})).describe('start selection (River\'s environment filter)'),
-  hybrid: HybridConfigSchema.default(HybridConfigSchema.parse({})).describe('hybrid-environment loss weights (SE-RL; off by default)'),
-  advantages: AdvantageConfigSchema.default(AdvantageConfigSchema.parse({})).describe('group standardisation and per-rollout weights'),
-}).strict();
+export const TrainConfigSchema = z
+  .object({
+    mode: z
+      .enum(MODES)
+      .default('wmrl')
+      .describe(
+        'real: every group in physics; wm: every group in the world model; mix: anchors + world model, no correction; mix+denoise, mix+debias, wmrl: with the corrections',
+      ),
+    iterations: z.number().int().positive().default(100).describe('policy updates'),
+    seed: z.number().int().min(0).default(0).describe('every random draw of the run derives from it'),
+    groupsPerIteration: z.number().int().positive().default(8).describe('GRPO groups per iteration'),
+    groupSize: z
+      .number()
+      .int()
+      .min(2)
+      .default(8)
+      .describe('rollouts per group (G), all from one start with one instruction'),
+    anchorShare: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.1)
+      .describe('share of groups run in physics as anchors (mix modes; at least minAnchors)'),
+    minAnchors: z.number().int().min(0).default(1).describe('anchor groups per iteration at least (mix modes)'),
+    horizon: z
+      .number()
+      .int()
+      .positive()
+      .default(10)
+      .describe('steps of a world-model group branched from a real state (and of the segments anchors are graded on)'),
+    branchShare: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(1)
+      .describe(
+        'share of world-model groups that branch from real anchor states (the rest run whole episodes from initial states)',
+      ),
+    branchEvery: z
+      .number()
+      .int()
+      .positive()
+      .default(5)
+      .describe('anchor states every this many steps become branch points and graded segments'),
+    branchPool: z.number().int().positive().default(512).describe('branch points kept (FIFO over recent anchors)'),
+    fidelityHorizons: z
+      .array(z.number().int().positive())
+      .default([5, 10, 20])
+      .describe("horizons at which the world model's reward fidelity on anchors is measured"),
+    fidelityEvery: z
+      .number()
+      .int()
+      .min(0)
+      .default(5)
+      .describe('measure that fidelity every this many iterations (0: off); excluded from the training clock'),
+    refreshEvery: z
+      .number()
+      .int()
+      .min(0)
+      .default(8000)
+      .describe('retrain the world model on anchor transitions every this many physics steps (0: never)'),
+    refreshSteps: z
+      .number()
+      .int()
+      .positive()
+      .default(100)
+      .describe('world-model optimizer steps per refresh (warm-started)'),
+    refreshLr: z.number().positive().default(3e-4).describe('world-model learning rate during a refresh'),
+    samplesPerRollout: z
+      .number()
+      .int()
+      .positive()
+      .default(12)
+      .describe('steps per rollout that enter the loss (uniform reservoir over the rollout)'),
+    batch: z
+      .number()
+      .int()
+      .positive()
+      .default(64)
+      .describe('rows per optimizer step (the last minibatch is padded with weight-0 rows)'),
+    epochs: z.number().int().positive().default(1).describe("passes over the iteration's rows"),
+    lr: z.number().positive().default(1e-4).describe('AdamW learning rate'),
+    weightDecay: z.number().min(0).default(0).describe('AdamW decoupled weight decay'),
+    maxGradNorm: z.number().positive().default(1).describe('global gradient-norm clip'),
+    clip: z.number().positive().default(0.2).describe('PPO ratio clip epsilon'),
+    klCoef: z.number().min(0).default(0.04).describe('weight of the k3 KL to the reference (base) policy'),
+    entropyCoef: z.number().min(0).default(1e-3).describe('entropy bonus'),
+    numEnvs: z
+      .number()
+      .int()
+      .positive()
+      .default(16)
+      .describe('parallel env slots per engine (results do not depend on it)'),
+    evalEvery: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('held-out physics evaluation every this many iterations (0: off); excluded from the training clock'),
+    evalEpisodes: z.number().int().positive().default(32).describe('held-out episodes per task and evaluation'),
+    checkpointEvery: z
+      .number()
+      .int()
+      .positive()
+      .default(10)
+      .describe('iterations between checkpoints (and after the last)'),
+    threads: z.number().int().positive().default(1).describe('onnxruntime intra-op threads'),
+    debias: DebiasConfigSchema.default(DebiasConfigSchema.parse({})).describe('Online Debiasing'),
+    denoise: DenoiseConfigSchema.default(DenoiseConfigSchema.parse({})).describe('Inverse-Variance Denoising'),
+    starts: StartSelectionSchema.default(StartSelectionSchema.parse({})).describe(
+      "start selection (River's environment filter)",
+    ),
+    hybrid: HybridConfigSchema.default(HybridConfigSchema.parse({})).describe(
+      'hybrid-environment loss weights (SE-RL; off by default)',
+    ),
+    advantages: AdvantageConfigSchema.default(AdvantageConfigSchema.parse({})).describe(
+      'group standardisation and per-rollout weights',
+    ),
+  })
+  .strict();
 export type TrainConfig = z.output<typeof TrainConfigSchema>;
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
@@ -56,7 +139,17 @@ export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 export const PRESETS: Record<string, TrainConfigInput> = {
   default: {},
   /** An iteration in seconds on 2 cores: what tests use. */
-  smoke: { iterations: 3, groupsPerIteration: 2, groupSize: 4, samplesPerRollout: 4, batch: 16, numEnvs: 8, evalEpisodes: 8, checkpointEvery: 1, lr: 1e-3 },
+  smoke: {
+    iterations: 3,
+    groupsPerIteration: 2,
+    groupSize: 4,
+    samplesPerRollout: 4,
+    batch: 16,
+    numEnvs: 8,
+    evalEpisodes: 8,
+    checkpointEvery: 1,
+    lr: 1e-3,
+  },
 };
 
 /** Preset, then file fields, then flags; a wrong field is an InputError naming its path. */

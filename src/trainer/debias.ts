@@ -5,33 +5,49 @@ import { parseInput } from '../core/input-file.ts';
 // Online Debiasing (the paper's form): a monotone map f from world-model rewards to
 // physics rewards, refit from a FIFO of (r_wm, r_env) anchor pairs.
 
-export const DebiasConfigSchema = z.object({
-  capacity: z.number().int().positive().default(5000).describe('FIFO size: the newest pairs the map is fit on'),
-  warmup: z.number().int().positive().default(200).describe('pairs seen before the first fit; the map is the identity until then'),
-  refitEvery: z.number().int().positive().default(64).describe('new pairs between refits after the first fit'),
-  bins: z.number().int().positive().default(10).describe('equal-width bins over r_wm in [low, high]'),
-  low: z.number().default(0).describe('lower edge of the first bin'),
-  high: z.number().default(1).describe('upper edge of the last bin'),
-}).refine((c) => c.high > c.low, { message: 'high must exceed low', path: ['high'] });
+export const DebiasConfigSchema = z
+  .object({
+    capacity: z.number().int().positive().default(5000).describe('FIFO size: the newest pairs the map is fit on'),
+    warmup: z
+      .number()
+      .int()
+      .positive()
+      .default(200)
+      .describe('pairs seen before the first fit; the map is the identity until then'),
+    refitEvery: z.number().int().positive().default(64).describe('new pairs between refits after the first fit'),
+    bins: z.number().int().positive().default(10).describe('equal-width bins over r_wm in [low, high]'),
+    low: z.number().default(0).describe('lower edge of the first bin'),
+    high: z.number().default(1).describe('upper edge of the last bin'),
+  })
+  .refine((c) => c.high > c.low, { message: 'high must exceed low', path: ['high'] });
 export type DebiasConfig = z.output<typeof DebiasConfigSchema>;
 
 /** The map's knots: x strictly increasing (bin means of r_wm), y non-decreasing (PAV-fitted bin means of r_env). */
-export const KnotsSchema = z.object({ x: z.array(z.number()).min(1), y: z.array(z.number()).min(1) })
-  .refine((k) => k.x.length === k.y.length && k.x.every((v, i) => i === 0 || v > k.x[i - 1]) && k.y.every((v, i) => i === 0 || v >= k.y[i - 1]),
-    { message: 'knots need equal lengths, strictly increasing x and non-decreasing y' });
+export const KnotsSchema = z
+  .object({ x: z.array(z.number()).min(1), y: z.array(z.number()).min(1) })
+  .refine(
+    (k) =>
+      k.x.length === k.y.length &&
+      k.x.every((v, i) => i === 0 || v > k.x[i - 1]) &&
+      k.y.every((v, i) => i === 0 || v >= k.y[i - 1]),
+    { message: 'knots need equal lengths, strictly increasing x and non-decreasing y' },
+  );
 export type Knots = z.infer<typeof KnotsSchema>;
 
-export const DebiasStateSchema = z.object({
-  config: DebiasConfigSchema,
-  seen: z.number().int().nonnegative(),
-  refits: z.number().int().nonnegative(),
-  /** FIFO contents, oldest first. */
-  wm: z.array(z.number()),
-  env: z.array(z.number()),
-  /** null while the map is the identity (before the first fit). */
-  knots: KnotsSchema.nullable(),
-}).refine((s) => s.wm.length === s.env.length && s.wm.length <= s.config.capacity && s.wm.length <= s.seen,
-  { message: 'wm and env must have equal lengths, at most capacity and at most seen' });
+export const DebiasStateSchema = z
+  .object({
+    config: DebiasConfigSchema,
+    seen: z.number().int().nonnegative(),
+    refits: z.number().int().nonnegative(),
+    /** FIFO contents, oldest first. */
+    wm: z.array(z.number()),
+    env: z.array(z.number()),
+    /** null while the map is the identity (before the first fit). */
+    knots: KnotsSchema.nullable(),
+  })
+  .refine((s) => s.wm.length === s.env.length && s.wm.length <= s.config.capacity && s.wm.length <= s.seen, {
+    message: 'wm and env must have equal lengths, at most capacity and at most seen',
+  });
 export type DebiasState = z.infer<typeof DebiasStateSchema>;
 
 export interface DebiasReport {
@@ -67,14 +83,18 @@ export function pav(values: readonly number[], weights: readonly number[]): numb
  *  by their counts. Values outside [low, high] fall in the first or last bin. Null for no pairs. */
 export function fitMap(wm: readonly number[], env: readonly number[], config: DebiasConfig): Knots | null {
   const { bins, low, high } = config;
-  const sx = new Float64Array(bins), sy = new Float64Array(bins), n = new Float64Array(bins);
+  const sx = new Float64Array(bins),
+    sy = new Float64Array(bins),
+    n = new Float64Array(bins);
   for (let i = 0; i < wm.length; i++) {
     const b = clamp(Math.floor(((wm[i] - low) / (high - low)) * bins), 0, bins - 1);
     sx[b] += wm[i];
     sy[b] += env[i];
     n[b] += 1;
   }
-  const x: number[] = [], y: number[] = [], w: number[] = [];
+  const x: number[] = [],
+    y: number[] = [],
+    w: number[] = [];
   for (let b = 0; b < bins; b++) {
     if (n[b] === 0) continue;
     x.push(sx[b] / n[b]);
@@ -140,7 +160,8 @@ export class Debiaser {
 
   report(): DebiasReport {
     const n = this.wm.length;
-    let before = 0, after = 0;
+    let before = 0,
+      after = 0;
     for (let i = 0; i < n; i++) {
       before += this.wm[i] - this.env[i];
       after += this.map(this.wm[i]) - this.env[i];
@@ -157,7 +178,14 @@ export class Debiaser {
 
   toState(): DebiasState {
     const knots = this.knots && { x: [...this.knots.x], y: [...this.knots.y] };
-    return { config: { ...this.config }, seen: this.seen, refits: this.refits, wm: [...this.wm], env: [...this.env], knots };
+    return {
+      config: { ...this.config },
+      seen: this.seen,
+      refits: this.refits,
+      wm: [...this.wm],
+      env: [...this.env],
+      knots,
+    };
   }
 
   /** Restores a state from toState (e.g. parsed from a checkpoint's JSON); bad state is an InputError naming the field. */

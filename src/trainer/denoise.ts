@@ -12,26 +12,39 @@ import { parseInput } from '../core/input-file.ts';
 // With every group an anchor there is nothing to weigh anchors against: w only multiplies the
 // learning rate (the trainer reports that case as such).
 
-export const DenoiseConfigSchema = z.object({
-  halfLife: z.number().positive().default(64).describe('EMA half-life of η² in observed (non-skipped) anchor groups'),
-  freezeAfter: z.number().int().positive().default(32).describe('observed anchor groups before c is frozen; w = 1 until then'),
-  wTarget: z.number().min(1).default(2).describe('w at the moment of the freeze: c = (wTarget − 1)/η²'),
-  wMin: z.number().default(1).describe('lower clip of w'),
-  wMax: z.number().default(4).describe('upper clip of w'),
-  minVar: z.number().nonnegative().default(1e-9).describe('anchor groups with Var(r_env) below this are skipped'),
-  freezeFloor: z.number().positive().default(1e-9).describe('c freezes only once η² reaches this (a world model in exact agreement keeps w = 1)'),
-}).refine((c) => c.wMax >= c.wMin, { message: 'wMax must be at least wMin', path: ['wMax'] });
+export const DenoiseConfigSchema = z
+  .object({
+    halfLife: z.number().positive().default(64).describe('EMA half-life of η² in observed (non-skipped) anchor groups'),
+    freezeAfter: z
+      .number()
+      .int()
+      .positive()
+      .default(32)
+      .describe('observed anchor groups before c is frozen; w = 1 until then'),
+    wTarget: z.number().min(1).default(2).describe('w at the moment of the freeze: c = (wTarget − 1)/η²'),
+    wMin: z.number().default(1).describe('lower clip of w'),
+    wMax: z.number().default(4).describe('upper clip of w'),
+    minVar: z.number().nonnegative().default(1e-9).describe('anchor groups with Var(r_env) below this are skipped'),
+    freezeFloor: z
+      .number()
+      .positive()
+      .default(1e-9)
+      .describe('c freezes only once η² reaches this (a world model in exact agreement keeps w = 1)'),
+  })
+  .refine((c) => c.wMax >= c.wMin, { message: 'wMax must be at least wMin', path: ['wMax'] });
 export type DenoiseConfig = z.output<typeof DenoiseConfigSchema>;
 
-export const DenoiseStateSchema = z.object({
-  config: DenoiseConfigSchema,
-  seen: z.number().int().nonnegative(),
-  skipped: z.number().int().nonnegative(),
-  /** null until the first observed group. */
-  eta2: z.number().nonnegative().nullable(),
-  /** null until frozen. */
-  c: z.number().nullable(),
-}).refine((s) => s.skipped <= s.seen, { message: 'skipped must not exceed seen', path: ['skipped'] });
+export const DenoiseStateSchema = z
+  .object({
+    config: DenoiseConfigSchema,
+    seen: z.number().int().nonnegative(),
+    skipped: z.number().int().nonnegative(),
+    /** null until the first observed group. */
+    eta2: z.number().nonnegative().nullable(),
+    /** null until frozen. */
+    c: z.number().nullable(),
+  })
+  .refine((s) => s.skipped <= s.seen, { message: 'skipped must not exceed seen', path: ['skipped'] });
 export type DenoiseState = z.infer<typeof DenoiseStateSchema>;
 
 export interface DenoiseReport {
@@ -45,18 +58,21 @@ export interface DenoiseReport {
 /** s² = mean[((d − d̄) − (s − s̄))²] / Var(s), population moments; null when Var(s) < minVar.
  *  d: the group's debiased world-model rewards f(r_wm); s: their physics rewards r_env. */
 export function residualScale(d: readonly number[], s: readonly number[], minVar = 1e-9): number | null {
-  if (d.length !== s.length || d.length === 0) throw new RangeError(`residualScale: need equal non-empty groups, got ${d.length} and ${s.length}`);
+  if (d.length !== s.length || d.length === 0)
+    throw new RangeError(`residualScale: need equal non-empty groups, got ${d.length} and ${s.length}`);
   const n = s.length;
-  let dm = 0, sm = 0;
+  let dm = 0,
+    sm = 0;
   for (let i = 0; i < n; i++) {
     dm += d[i];
     sm += s[i];
   }
   dm /= n;
   sm /= n;
-  let res = 0, v = 0;
+  let res = 0,
+    v = 0;
   for (let i = 0; i < n; i++) {
-    res += ((d[i] - dm) - (s[i] - sm)) ** 2;
+    res += (d[i] - dm - (s[i] - sm)) ** 2;
     v += (s[i] - sm) ** 2;
   }
   v /= n;
@@ -83,7 +99,8 @@ export class Denoiser {
    *  EMA: the first observed s² initialises η² (weight 1); each later one gives
    *  η² ← β·η² + (1 − β)·s², so an observation's weight halves every halfLife updates. */
   observe(d: readonly number[], s: readonly number[]): { s2: number | null; w: number } {
-    for (const v of [...d, ...s]) if (!Number.isFinite(v)) throw new RangeError(`Denoiser: rewards must be finite, got ${v}`);
+    for (const v of [...d, ...s])
+      if (!Number.isFinite(v)) throw new RangeError(`Denoiser: rewards must be finite, got ${v}`);
     const s2 = residualScale(d, s, this.config.minVar);
     this.seen++;
     if (s2 === null) {
@@ -91,7 +108,11 @@ export class Denoiser {
       return { s2, w: this.weight };
     }
     this.eta2 = this.eta2 === null ? s2 : this.beta * this.eta2 + (1 - this.beta) * s2;
-    if (this.c === null && this.seen - this.skipped >= this.config.freezeAfter && this.eta2 >= this.config.freezeFloor) {
+    if (
+      this.c === null &&
+      this.seen - this.skipped >= this.config.freezeAfter &&
+      this.eta2 >= this.config.freezeFloor
+    ) {
       this.c = (this.config.wTarget - 1) / this.eta2;
     }
     return { s2, w: this.weight };

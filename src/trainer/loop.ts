@@ -6,7 +6,13 @@
 // nothing here knows the tabletop.
 import { join, resolve } from 'node:path';
 import { hashOf } from '../core/hash.ts';
-import { type EvalMetrics, type FidelityMetrics, type InitialEvalMetrics, type TrainMetrics, initialEval } from '../core/metrics.ts';
+import {
+  type EvalMetrics,
+  type FidelityMetrics,
+  type InitialEvalMetrics,
+  type TrainMetrics,
+  initialEval,
+} from '../core/metrics.ts';
 import { DRAW, Rng } from '../core/rng.ts';
 import { InputError } from '../core/errors.ts';
 import { canonicalJson } from '../core/spec.ts';
@@ -48,7 +54,15 @@ interface Run {
 }
 
 /** Seconds per part of an iteration (policy: inference inside the physics and world-model parts). */
-type Clock = { physics: number; model: number; training: number; refresh: number; eval: number; fidelity: number; policy: number };
+type Clock = {
+  physics: number;
+  model: number;
+  training: number;
+  refresh: number;
+  eval: number;
+  fidelity: number;
+  policy: number;
+};
 
 /** One iteration: its index, its clock, its groups' rollouts, and what the transports get. */
 interface Iteration {
@@ -60,8 +74,14 @@ interface Iteration {
 
 /** Trains in `runDir` (config.json, metrics.jsonl, checkpoint, and policy.onnx at the end); `resume`
  *  continues its checkpoint exactly. */
-export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string, opts: { resume?: boolean } & TrainHooks = {}): Promise<{ iterations: number; params: ParamStore }> {
-  if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel)) throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
+export async function train(
+  setup: TrainSetup,
+  cfg: TrainConfig,
+  runDir: string,
+  opts: { resume?: boolean } & TrainHooks = {},
+): Promise<{ iterations: number; params: ParamStore }> {
+  if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
+    throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
   const { iterations: _i, numEnvs: _n, threads: _t, checkpointEvery: _c, ...key } = cfg;
   const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
@@ -71,12 +91,24 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
   const resumed = ck ? restoreState(runDir, ck) : null;
   const reference = ck?.extra.reference ?? setup.policy.params;
   const start = ck?.step ?? 0;
-  if (!ck) commitFiles([{ path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: runKey.tasks }, null, 2)}\n` }]);
+  if (!ck)
+    commitFiles([
+      { path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: runKey.tasks }, null, 2)}\n` },
+    ]);
   startMetrics(metricsPath, ck ? start : null);
-  const r = await openRun(setup, cfg, {
-    id: hashOf(canonicalJson(runKey), resolve(runDir)), state: resumed?.state ?? freshState(cfg, setup.tasks.length),
-    params: ck?.params ?? setup.policy.params, reference, optimizer: ck?.optimizer, model: resumed?.model ?? null,
-  }, opts);
+  const r = await openRun(
+    setup,
+    cfg,
+    {
+      id: hashOf(canonicalJson(runKey), resolve(runDir)),
+      state: resumed?.state ?? freshState(cfg, setup.tasks.length),
+      params: ck?.params ?? setup.policy.params,
+      reference,
+      optimizer: ck?.optimizer,
+      model: resumed?.model ?? null,
+    },
+    opts,
+  );
 
   let done = start;
   try {
@@ -96,59 +128,140 @@ export async function train(setup: TrainSetup, cfg: TrainConfig, runDir: string,
       opts.onPolicy?.(it + 1, r.trainer.params());
       done = it + 1;
       const stopping = opts.shouldStop?.() ?? false;
-      if (checkpointDue(it + 1, cfg.checkpointEvery, cfg.iterations, stopping)) saveCheckpoint(runDir, { step: it + 1, run: runKey, trainer: r.trainer, reference, state: r.state, refreshing: r.refreshing });
+      if (checkpointDue(it + 1, cfg.checkpointEvery, cfg.iterations, stopping))
+        saveCheckpoint(runDir, {
+          step: it + 1,
+          run: runKey,
+          trainer: r.trainer,
+          reference,
+          state: r.state,
+          refreshing: r.refreshing,
+        });
       if (stopping) break;
     }
     const final = r.trainer.params();
-    await savePolicy(join(runDir, 'policy.onnx'), setup.policy.config, final, { provenance: { producer: 'wmrl train', seed: cfg.seed, steps: r.trainer.stepCount, notes: `${cfg.mode}, ${done} of ${cfg.iterations} iterations` }, specHash: setup.policy.specHash });
+    await savePolicy(join(runDir, 'policy.onnx'), setup.policy.config, final, {
+      provenance: {
+        producer: 'wmrl train',
+        seed: cfg.seed,
+        steps: r.trainer.stepCount,
+        notes: `${cfg.mode}, ${done} of ${cfg.iterations} iterations`,
+      },
+      specHash: setup.policy.specHash,
+    });
     return { iterations: done, params: final };
   } finally {
-    for (const e of r.envs) { e.real?.close(); if (e.eval !== e.real) e.eval?.close(); e.model?.close(); }
+    for (const e of r.envs) {
+      e.real?.close();
+      if (e.eval !== e.real) e.eval?.close();
+      e.model?.close();
+    }
     await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close()]);
   }
 }
 
 /** The samplers, the policy trainer, each task's envs and the transports; a resumed run's optimizer
  *  and world-model state restored. */
-async function openRun(setup: TrainSetup, cfg: TrainConfig, o: { id: string; state: TrainState; params: ParamStore; reference: ParamStore; optimizer?: OptimizerState; model: ModelTrainerState | null }, hooks: TrainHooks): Promise<Run> {
+async function openRun(
+  setup: TrainSetup,
+  cfg: TrainConfig,
+  o: {
+    id: string;
+    state: TrainState;
+    params: ParamStore;
+    reference: ParamStore;
+    optimizer?: OptimizerState;
+    model: ModelTrainerState | null;
+  },
+  hooks: TrainHooks,
+): Promise<Run> {
   const flags = modeFlags(cfg.mode);
   const runtime = { threads: cfg.threads };
   const sampler = await PolicySampler.create(setup.policy.config, o.params, runtime);
   const refSampler = await PolicySampler.create(setup.policy.config, o.reference, runtime);
-  const trainer = await PolicyTrainer.create(setup.policy.config, o.params, { batch: cfg.batch, lr: cfg.lr, weightDecay: cfg.weightDecay, maxGradNorm: cfg.maxGradNorm, coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef }, runtime });
+  const trainer = await PolicyTrainer.create(setup.policy.config, o.params, {
+    batch: cfg.batch,
+    lr: cfg.lr,
+    weightDecay: cfg.weightDecay,
+    maxGradNorm: cfg.maxGradNorm,
+    coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
+    runtime,
+  });
   if (o.optimizer) trainer.importOptimizer(o.optimizer);
   // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
-  const anchorCount = !flags.model ? cfg.groupsPerIteration : !flags.anchors ? 0 : Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)));
+  const anchorCount = !flags.model
+    ? cfg.groupsPerIteration
+    : !flags.anchors
+      ? 0
+      : Math.min(
+          cfg.groupsPerIteration,
+          Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)),
+        );
   const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
-  const envs = await Promise.all(setup.tasks.map(async (t) => {
-    const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null; // remote anchors need none here
-    const evalEnv = cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
-    return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
-  }));
+  const envs = await Promise.all(
+    setup.tasks.map(async (t) => {
+      const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null; // remote anchors need none here
+      const evalEnv =
+        cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
+      return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
+    }),
+  );
   const local = new InProcessTransport(envs, sampler);
-  if (hooks.modelTransport && !setup.worldModel?.snapshot) throw new InputError('world-model groups on workers: this world model has no snapshot to send');
+  if (hooks.modelTransport && !setup.worldModel?.snapshot)
+    throw new InputError('world-model groups on workers: this world model has no snapshot to send');
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
   if (refreshing && o.state.buffer.length) {
-    for (const validation of [false, true]) refreshing.addEpisodes(o.state.buffer.filter((e) => e.validation === validation), { validation });
+    for (const validation of [false, true])
+      refreshing.addEpisodes(
+        o.state.buffer.filter((e) => e.validation === validation),
+        { validation },
+      );
     if (o.model) await refreshing.restore(o.model);
   }
-  return { setup, cfg, flags, id: o.id, state: o.state, sampler, refSampler, trainer, envs, transport: hooks.transport ?? local, modelTransport: hooks.modelTransport ?? local, refreshing, anchorCount };
+  return {
+    setup,
+    cfg,
+    flags,
+    id: o.id,
+    state: o.state,
+    sampler,
+    refSampler,
+    trainer,
+    envs,
+    transport: hooks.transport ?? local,
+    modelTransport: hooks.modelTransport ?? local,
+    refreshing,
+    anchorCount,
+  };
 }
 
 function newIteration(r: Run, it: number): Iteration {
   const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0, policy: 0 };
   const { setup, cfg } = r;
-  const request = { run: r.id, tasks: setup.tasks, policy: { config: setup.policy.config, params: r.trainer.params() }, worldModel: setup.worldModel, seed: cfg.seed, samplesPerRollout: cfg.samplesPerRollout, clock };
+  const request = {
+    run: r.id,
+    tasks: setup.tasks,
+    policy: { config: setup.policy.config, params: r.trainer.params() },
+    worldModel: setup.worldModel,
+    seed: cfg.seed,
+    samplesPerRollout: cfg.samplesPerRollout,
+    clock,
+  };
   return { it, clock, rollouts: new Map(), request };
 }
 
 async function timed<T>(i: Iteration, key: keyof Clock, f: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
-  try { return await f(); } finally { i.clock[key] += (performance.now() - t0) / 1000; }
+  try {
+    return await f();
+  } finally {
+    i.clock[key] += (performance.now() - t0) / 1000;
+  }
 }
 
 /** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
-const groupKeys = (r: Run, i: Iteration, g: number) => Array.from({ length: r.cfg.groupSize }, (_, k) => (i.it * r.cfg.groupsPerIteration + g) * r.cfg.groupSize + k);
+const groupKeys = (r: Run, i: Iteration, g: number) =>
+  Array.from({ length: r.cfg.groupSize }, (_, k) => (i.it * r.cfg.groupsPerIteration + g) * r.cfg.groupSize + k);
 const steps = (groups: Rollout[][]) => groups.flat().reduce((n, x) => n + x.length, 0);
 
 /** A group's task and start among the task's train starts (the first draws of the group's generator). */
@@ -164,7 +277,13 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   const { cfg, setup, state } = r;
   const anchors: GroupJob[] = Array.from({ length: r.anchorCount }, (_, g) => {
     const { task, startIndex } = drawStart(r, i, g);
-    return { kind: 'anchor', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(r, i, g) };
+    return {
+      kind: 'anchor',
+      task,
+      start: setup.tasks[task].trainSeed(startIndex),
+      startIndex,
+      keys: groupKeys(r, i, g),
+    };
   });
   if (anchors.length) {
     const groups = await timed(i, 'physics', () => r.transport.run({ ...i.request, engine: 'real', jobs: anchors }));
@@ -175,19 +294,41 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
     const rs = i.rollouts.get(j)!;
     const task = setup.tasks[j.task];
     state.starts.observe(j.task, j.startIndex!, task.trainStarts, rs.filter((x) => x.success).length, rs.length);
-    for (const x of rs) if (x.states && task.branching) state.pool.push(...branchPoints(j.task, x, cfg.branchEvery, { horizon: cfg.horizon, progress: task.branching.progress }));
+    for (const x of rs)
+      if (x.states && task.branching)
+        state.pool.push(
+          ...branchPoints(j.task, x, cfg.branchEvery, { horizon: cfg.horizon, progress: task.branching.progress }),
+        );
   }
   state.pool.splice(0, Math.max(0, state.pool.length - cfg.branchPool));
   return anchors;
 }
 
 /** 3. The world-model refresh: anchor episodes into its buffer, retraining every refreshEvery physics steps. */
-async function refresh(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<Awaited<ReturnType<RefreshableModel['refresh']>> | null> {
+async function refresh(
+  r: Run,
+  i: Iteration,
+  anchors: readonly GroupJob[],
+): Promise<Awaited<ReturnType<RefreshableModel['refresh']>> | null> {
   const { refreshing, cfg, state } = r;
   if (!refreshing) return null;
-  const fresh = anchors.flatMap((j) => i.rollouts.get(j)!.map((x) => ({ taskId: r.setup.tasks[j.task].id, seed: x.seed, policy: 'anchor', length: x.length, states: x.states!, actions: x.actions, validation: x.key % 5 === 0 })));
+  const fresh = anchors.flatMap((j) =>
+    i.rollouts.get(j)!.map((x) => ({
+      taskId: r.setup.tasks[j.task].id,
+      seed: x.seed,
+      policy: 'anchor',
+      length: x.length,
+      states: x.states!,
+      actions: x.actions,
+      validation: x.key % 5 === 0,
+    })),
+  );
   state.buffer.push(...fresh);
-  for (const validation of [false, true]) refreshing.addEpisodes(fresh.filter((e) => e.validation === validation), { validation });
+  for (const validation of [false, true])
+    refreshing.addEpisodes(
+      fresh.filter((e) => e.validation === validation),
+      { validation },
+    );
   const before = state.totals.physicsSteps - fresh.reduce((n, e) => n + e.length, 0);
   if (Math.floor(state.totals.physicsSteps / cfg.refreshEvery) <= Math.floor(before / cfg.refreshEvery)) return null;
   const refreshed = await timed(i, 'refresh', () => refreshing.refresh({ steps: cfg.refreshSteps, lr: cfg.refreshLr }));
@@ -204,9 +345,18 @@ async function gradeAnchors(r: Run, i: Iteration, anchors: readonly GroupJob[]):
   if (r.flags.model) {
     for (const j of anchors) {
       const { branching } = r.setup.tasks[j.task];
-      const forms = [branching && cfg.branchShare > 0 ? { every: cfg.branchEvery, horizon: cfg.horizon } : null, !branching || cfg.branchShare < 1 ? { every: Infinity, horizon: Infinity } : null];
+      const forms = [
+        branching && cfg.branchShare > 0 ? { every: cfg.branchEvery, horizon: cfg.horizon } : null,
+        !branching || cfg.branchShare < 1 ? { every: Infinity, horizon: Infinity } : null,
+      ];
       const segs: GradedSegment[] = [];
-      for (const form of forms) if (form) segs.push(...(await timed(i, 'model', () => gradeSegments(r.envs[j.task].model!, branching, i.rollouts.get(j)!, form))));
+      for (const form of forms)
+        if (form)
+          segs.push(
+            ...(await timed(i, 'model', () =>
+              gradeSegments(r.envs[j.task].model!, branching, i.rollouts.get(j)!, form),
+            )),
+          );
       state.totals.modelSteps += segs.reduce((n, sg) => n + sg.steps, 0);
       graded.push(segs);
     }
@@ -218,7 +368,14 @@ async function gradeAnchors(r: Run, i: Iteration, anchors: readonly GroupJob[]):
 async function measureFidelity(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<FidelityMetrics> {
   const { cfg } = r;
   if (!(r.flags.model && r.flags.anchors && cfg.fidelityEvery > 0 && (i.it + 1) % cfg.fidelityEvery === 0)) return {};
-  return timed(i, 'fidelity', () => fidelity(r.setup.tasks, r.envs.map((e) => e.model!), anchors.map((j) => ({ task: j.task, rollouts: i.rollouts.get(j)! })), cfg));
+  return timed(i, 'fidelity', () =>
+    fidelity(
+      r.setup.tasks,
+      r.envs.map((e) => e.model!),
+      anchors.map((j) => ({ task: j.task, rollouts: i.rollouts.get(j)! })),
+      cfg,
+    ),
+  );
 }
 
 /** 5. World-model groups: G rollouts from a real state of a recent anchor (horizon H) or, for the rest,
@@ -228,9 +385,23 @@ async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   const models: GroupJob[] = Array.from({ length: cfg.groupsPerIteration - r.anchorCount }, (_, k) => {
     const g = r.anchorCount + k;
     const { rng, task, startIndex } = drawStart(r, i, g);
-    if (!(state.pool.length && rng.uniform() < cfg.branchShare)) return { kind: 'model', task, start: setup.tasks[task].trainSeed(startIndex), startIndex, keys: groupKeys(r, i, g) };
+    if (!(state.pool.length && rng.uniform() < cfg.branchShare))
+      return {
+        kind: 'model',
+        task,
+        start: setup.tasks[task].trainSeed(startIndex),
+        startIndex,
+        keys: groupKeys(r, i, g),
+      };
     const branch = state.starts.drawPoint(rng, state.pool);
-    return { kind: 'model', task: branch.task, start: branch.seed, keys: groupKeys(r, i, g), branch, horizon: cfg.horizon };
+    return {
+      kind: 'model',
+      task: branch.task,
+      start: branch.seed,
+      keys: groupKeys(r, i, g),
+      branch,
+      horizon: cfg.horizon,
+    };
   });
   if (models.length) {
     const groups = await timed(i, 'model', () => r.modelTransport.run({ ...i.request, engine: 'model', jobs: models }));
@@ -247,15 +418,24 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
   const samples: PolicySample[] = [];
   const zeroVariance = { anchor: 0, model: 0 };
   let threeValued = 0; // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
-  const rows = (kind: GroupJob['kind']) => jobs.filter((j) => j.kind === kind).reduce((n, j) => n + i.rollouts.get(j)!.reduce((s, x) => s + x.samples.length, 0), 0);
+  const rows = (kind: GroupJob['kind']) =>
+    jobs
+      .filter((j) => j.kind === kind)
+      .reduce((n, j) => n + i.rollouts.get(j)!.reduce((s, x) => s + x.samples.length, 0), 0);
   const rowWeight = state.hybrid.weights(rows('anchor'), rows('model'));
   for (const j of jobs) {
     const rs = i.rollouts.get(j)!;
     const rewards = rs.map((x) => x.reward);
-    const a = j.kind === 'anchor' ? state.advantages.group(rewards, { groupWeight: w }) : state.advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((x) => x.rewardVar) });
+    const a =
+      j.kind === 'anchor'
+        ? state.advantages.group(rewards, { groupWeight: w })
+        : state.advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((x) => x.rewardVar) });
     if (a.zeroVariance) zeroVariance[j.kind]++;
     if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
-    rs.forEach((x, k) => { for (const s of x.samples) samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] }); });
+    rs.forEach((x, k) => {
+      for (const s of x.samples)
+        samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] });
+    });
   }
   return { w, samples, zeroVariance, threeValued, rowWeight };
 }
@@ -271,7 +451,11 @@ async function update(r: Run, i: Iteration, samples: PolicySample[]) {
       const order = new Rng([cfg.seed, i.it, epoch], DRAW.groupStart + 1).shuffle(samples.map((_, k) => k));
       for (let at = 0; at < order.length; at += cfg.batch) {
         const s = await trainer.step(order.slice(at, at + cfg.batch).map((k) => samples[k]));
-        acc.policy += s.policyLoss; acc.kl += s.kl; acc.entropy += s.entropy; acc.clipFraction += s.clipFraction; acc.steps++;
+        acc.policy += s.policyLoss;
+        acc.kl += s.kl;
+        acc.entropy += s.entropy;
+        acc.clipFraction += s.clipFraction;
+        acc.steps++;
         if (epoch === 0 && at === 0) acc.logpGap = s.logpGap;
       }
     }
@@ -284,7 +468,15 @@ async function update(r: Run, i: Iteration, samples: PolicySample[]) {
 async function evaluation(r: Run, i: Iteration): Promise<Partial<InitialEvalMetrics & EvalMetrics>> {
   const { cfg, setup } = r;
   if (cfg.evalEvery === 0) return {};
-  const run = (sampler: PolicySampler): Promise<EvalMetrics> => timed(i, 'eval', () => evaluate(setup.tasks, r.envs.map((e) => e.eval!), sampler, cfg));
+  const run = (sampler: PolicySampler): Promise<EvalMetrics> =>
+    timed(i, 'eval', () =>
+      evaluate(
+        setup.tasks,
+        r.envs.map((e) => e.eval!),
+        sampler,
+        cfg,
+      ),
+    );
   const before = i.it === 0 ? initialEval(await run(r.refSampler)) : {};
   const now = (i.it + 1) % cfg.evalEvery === 0 ? await run(r.sampler) : {};
   return { ...before, ...now };
@@ -308,26 +500,52 @@ function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
   const { clock } = i;
   const all = [...i.rollouts.entries()];
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-  const of = (kind: GroupJob['kind'], v: (x: Rollout) => number) => all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
+  const of = (kind: GroupJob['kind'], v: (x: Rollout) => number) =>
+    all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
   const dr = state.debiaser.report();
   const dn = state.denoiser.report();
   const perStep = (x: number) => x / Math.max(1, losses.steps);
   return {
-    iteration: i.it + 1, ...o.measured, ...o.evals,
-    'reward/anchor': mean(of('anchor', (x) => x.reward)), 'reward/wm': mean(of('model', (x) => x.reward)),
-    'success/anchor': mean(of('anchor', (x) => +x.success)), 'success/wm': mean(of('model', (x) => +x.success)),
-    'groups/anchor': o.anchors.length, 'groups/wm': o.models.length, 'groups/zero_variance': batch.zeroVariance.anchor + batch.zeroVariance.model,
-    'groups/zero_variance_anchor': batch.zeroVariance.anchor, 'groups/zero_variance_wm': batch.zeroVariance.model, 'groups/wm_three_valued': batch.threeValued,
-    'hybrid/anchor_weight': batch.rowWeight.anchor, 'hybrid/wm_weight': batch.rowWeight.model,
-    'steps/physics': state.totals.physicsSteps, 'steps/world_model': state.totals.modelSteps,
-    'debias/pairs': dr.pairs, 'debias/bias_before': dr.biasBefore ?? 0, 'debias/bias_after': dr.biasAfter ?? 0,
-    'denoise/w': batch.w, 'denoise/eta2': dn.eta2 ?? 0,
-    'losses/policy': perStep(losses.policy), 'losses/kl': perStep(losses.kl), 'losses/entropy': perStep(losses.entropy), 'losses/clip_fraction': perStep(losses.clipFraction),
-    'losses/logp_gap': losses.logpGap, 'samples/rows': batch.samples.length,
-    'groups/branched': o.models.filter((j) => j.branch).length, 'branch/pool': state.pool.length,
-    'refresh/count': state.totals.refreshes, 'refresh/transitions': refreshed?.transitions ?? 0, 'refresh/val_mse': refreshed?.bestValMse ?? 0,
-    'time/physics_s': clock.physics, 'time/world_model_s': clock.model, 'time/training_s': clock.training, 'time/refresh_s': clock.refresh,
-    'time/eval_s': clock.eval, 'time/fidelity_s': clock.fidelity, 'time/policy_inference_s': clock.policy,
+    iteration: i.it + 1,
+    ...o.measured,
+    ...o.evals,
+    'reward/anchor': mean(of('anchor', (x) => x.reward)),
+    'reward/wm': mean(of('model', (x) => x.reward)),
+    'success/anchor': mean(of('anchor', (x) => +x.success)),
+    'success/wm': mean(of('model', (x) => +x.success)),
+    'groups/anchor': o.anchors.length,
+    'groups/wm': o.models.length,
+    'groups/zero_variance': batch.zeroVariance.anchor + batch.zeroVariance.model,
+    'groups/zero_variance_anchor': batch.zeroVariance.anchor,
+    'groups/zero_variance_wm': batch.zeroVariance.model,
+    'groups/wm_three_valued': batch.threeValued,
+    'hybrid/anchor_weight': batch.rowWeight.anchor,
+    'hybrid/wm_weight': batch.rowWeight.model,
+    'steps/physics': state.totals.physicsSteps,
+    'steps/world_model': state.totals.modelSteps,
+    'debias/pairs': dr.pairs,
+    'debias/bias_before': dr.biasBefore ?? 0,
+    'debias/bias_after': dr.biasAfter ?? 0,
+    'denoise/w': batch.w,
+    'denoise/eta2': dn.eta2 ?? 0,
+    'losses/policy': perStep(losses.policy),
+    'losses/kl': perStep(losses.kl),
+    'losses/entropy': perStep(losses.entropy),
+    'losses/clip_fraction': perStep(losses.clipFraction),
+    'losses/logp_gap': losses.logpGap,
+    'samples/rows': batch.samples.length,
+    'groups/branched': o.models.filter((j) => j.branch).length,
+    'branch/pool': state.pool.length,
+    'refresh/count': state.totals.refreshes,
+    'refresh/transitions': refreshed?.transitions ?? 0,
+    'refresh/val_mse': refreshed?.bestValMse ?? 0,
+    'time/physics_s': clock.physics,
+    'time/world_model_s': clock.model,
+    'time/training_s': clock.training,
+    'time/refresh_s': clock.refresh,
+    'time/eval_s': clock.eval,
+    'time/fidelity_s': clock.fidelity,
+    'time/policy_inference_s': clock.policy,
     step: i.it + 1,
   };
 }

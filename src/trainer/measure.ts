@@ -11,23 +11,40 @@ import type { TrainTask } from './types.ts';
 
 /** Fidelity statistics of graded segments: rank correlation of r_wm with r_env and of their gains over
  *  the start's Φ, bias mean(r_wm − r_env), and the share of gains with the same sign. */
-export function fidelityStats(segs: readonly GradedSegment[]): { pairs: number; rankCorr: number; gainRankCorr: number; bias: number; signAgreement: number } {
+export function fidelityStats(segs: readonly GradedSegment[]): {
+  pairs: number;
+  rankCorr: number;
+  gainRankCorr: number;
+  bias: number;
+  signAgreement: number;
+} {
   const rWm = segs.map((s) => s.rWm);
   const rEnv = segs.map((s) => s.rEnv);
   const gWm = segs.map((s) => s.rWm - s.phi0);
   const gEnv = segs.map((s) => s.rEnv - s.phi0);
   const sign = (x: number) => (Math.abs(x) < 1e-9 ? 0 : Math.sign(x));
   return {
-    pairs: segs.length, rankCorr: spearman(rWm, rEnv), gainRankCorr: spearman(gWm, gEnv),
-    bias: segs.length ? mean(rWm) - mean(rEnv) : 0, signAgreement: segs.length ? gWm.filter((g, k) => sign(g) === sign(gEnv[k])).length / segs.length : 0,
+    pairs: segs.length,
+    rankCorr: spearman(rWm, rEnv),
+    gainRankCorr: spearman(gWm, gEnv),
+    bias: segs.length ? mean(rWm) - mean(rEnv) : 0,
+    signAgreement: segs.length ? gWm.filter((g, k) => sign(g) === sign(gEnv[k])).length / segs.length : 0,
   };
 }
 
 /** The world model graded against physics on this iteration's anchors at each of cfg.fidelityHorizons
  *  (segments every branchEvery steps) and on whole episodes from the initial state ("whole"). */
-export async function fidelity(tasks: readonly TrainTask[], models: readonly Env[], groups: readonly { task: number; rollouts: Rollout[] }[], cfg: TrainConfig): Promise<FidelityMetrics> {
+export async function fidelity(
+  tasks: readonly TrainTask[],
+  models: readonly Env[],
+  groups: readonly { task: number; rollouts: Rollout[] }[],
+  cfg: TrainConfig,
+): Promise<FidelityMetrics> {
   const out: FidelityMetrics = {};
-  const forms = [...cfg.fidelityHorizons.map((h) => ({ name: `h${h}` as const, every: cfg.branchEvery, horizon: h })), { name: 'whole' as const, every: Infinity, horizon: Infinity }];
+  const forms = [
+    ...cfg.fidelityHorizons.map((h) => ({ name: `h${h}` as const, every: cfg.branchEvery, horizon: h })),
+    { name: 'whole' as const, every: Infinity, horizon: Infinity },
+  ];
   for (const form of forms) {
     const segs: GradedSegment[] = [];
     for (const g of groups) {
@@ -37,13 +54,24 @@ export async function fidelity(tasks: readonly TrainTask[], models: readonly Env
     if (!segs.length) continue;
     const s = fidelityStats(segs);
     const k = `fidelity/${form.name}` as const;
-    Object.assign(out, { [`${k}/pairs`]: s.pairs, [`${k}/rank_corr`]: s.rankCorr, [`${k}/gain_rank_corr`]: s.gainRankCorr, [`${k}/bias`]: s.bias, [`${k}/sign_agreement`]: s.signAgreement } satisfies FidelityMetrics);
+    Object.assign(out, {
+      [`${k}/pairs`]: s.pairs,
+      [`${k}/rank_corr`]: s.rankCorr,
+      [`${k}/gain_rank_corr`]: s.gainRankCorr,
+      [`${k}/bias`]: s.bias,
+      [`${k}/sign_agreement`]: s.signAgreement,
+    } satisfies FidelityMetrics);
   }
   return out;
 }
 
 /** Success of the current policy on held-out episodes of every task (physics, temperature 1). */
-export async function evaluate(tasks: readonly TrainTask[], envs: readonly Env[], sampler: PolicySampler, cfg: TrainConfig): Promise<EvalMetrics> {
+export async function evaluate(
+  tasks: readonly TrainTask[],
+  envs: readonly Env[],
+  sampler: PolicySampler,
+  cfg: TrainConfig,
+): Promise<EvalMetrics> {
   const policy = samplerPolicy(sampler, { seed: cfg.seed, temperature: 1 });
   const results = [];
   for (const [t, env] of envs.entries()) {
@@ -51,5 +79,11 @@ export async function evaluate(tasks: readonly TrainTask[], envs: readonly Env[]
     results.push(...(await collectEpisodes(env, policy, { seeds })));
   }
   const w = wilson(results.filter((e) => e.success).length, results.length);
-  return { 'eval/success': w.rate, 'eval/ci_low': w.low, 'eval/ci_high': w.high, 'eval/progress': mean(results.map((e) => e.progress)), 'eval/episodes': results.length };
+  return {
+    'eval/success': w.rate,
+    'eval/ci_low': w.low,
+    'eval/ci_high': w.high,
+    'eval/progress': mean(results.map((e) => e.progress)),
+    'eval/episodes': results.length,
+  };
 }

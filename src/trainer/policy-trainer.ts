@@ -5,7 +5,16 @@ import type { BatchObs, ObsValue } from '../env/types.ts';
 import { type FloatType, Graph } from '../nn/ir.ts';
 import { writeOnnx } from '../nn/onnx.ts';
 import type { ParamStore } from '../nn/params.ts';
-import { type Feeds, type OrtTensor, type RuntimeOptions, Session, floatData, scalarOf, scalarTensor, tensor } from '../nn/runtime.ts';
+import {
+  type Feeds,
+  type OrtTensor,
+  type RuntimeOptions,
+  Session,
+  floatData,
+  scalarOf,
+  scalarTensor,
+  tensor,
+} from '../nn/runtime.ts';
 import { type OptimizerState, TrainSession } from '../nn/train.ts';
 import { policyFeeds } from '../policy/sampler.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
@@ -77,7 +86,8 @@ export function stackObs(rows: readonly BatchObs[], names: readonly string[]): B
     if (Array.isArray(first)) {
       out[name] = rows.map((r, i) => {
         const v = r[name];
-        if (!Array.isArray(v) || v.length !== 1) throw new Error(`policy trainer: row ${i} observation "${name}" must be string[1]`);
+        if (!Array.isArray(v) || v.length !== 1)
+          throw new Error(`policy trainer: row ${i} observation "${name}" must be string[1]`);
         return v[0];
       });
       continue;
@@ -87,7 +97,8 @@ export function stackObs(rows: readonly BatchObs[], names: readonly string[]): B
     const arr = new Ctor(rows.length * size);
     rows.forEach((r, i) => {
       const v = r[name];
-      if (!(v instanceof Ctor) || v.length !== size) throw new Error(`policy trainer: row ${i} observation "${name}" must be ${Ctor.name}(${size}) like row 0`);
+      if (!(v instanceof Ctor) || v.length !== size)
+        throw new Error(`policy trainer: row ${i} observation "${name}" must be ${Ctor.name}(${size}) like row 0`);
       arr.set(v, i * size);
     });
     out[name] = arr;
@@ -98,7 +109,8 @@ export function stackObs(rows: readonly BatchObs[], names: readonly string[]): B
 function checkRow(s: PolicySample, i: number, config: VlaConfig): void {
   for (const a of config.actions) {
     const t = s.tokens[a.name];
-    if (!Number.isInteger(t) || t < 0 || t >= a.n) throw new RangeError(`policy trainer: row ${i} tokens.${a.name} = ${t} is outside [0, ${a.n})`);
+    if (!Number.isInteger(t) || t < 0 || t >= a.n)
+      throw new RangeError(`policy trainer: row ${i} tokens.${a.name} = ${t} is outside [0, ${a.n})`);
   }
   for (const k of ['behaviourLogp', 'refLogp', 'advantage', 'weight'] as const) {
     if (!Number.isFinite(s[k])) throw new RangeError(`policy trainer: row ${i} ${k} = ${s[k]} is not finite`);
@@ -115,12 +127,21 @@ export function ppoFeeds(
   coef: PpoCoefficients,
   float: FloatType = 'float32',
 ): Feeds {
-  if (rows.length < 1 || rows.length > batch) throw new RangeError(`policy trainer: ${rows.length} rows for a batch of ${batch}`);
+  if (rows.length < 1 || rows.length > batch)
+    throw new RangeError(`policy trainer: ${rows.length} rows for a batch of ${batch}`);
   rows.forEach((r, i) => checkRow(r, i, config));
   const at = (b: number): PolicySample => rows[b < rows.length ? b : 0];
   const all = Array.from({ length: batch }, (_, b) => at(b));
   const names = [...config.cameras, config.instruction, ...(config.proprio ? [config.proprio.name] : [])];
-  const feeds = policyFeeds(config, tokenizer, stackObs(all.map((r) => r.obs), names), batch);
+  const feeds = policyFeeds(
+    config,
+    tokenizer,
+    stackObs(
+      all.map((r) => r.obs),
+      names,
+    ),
+    batch,
+  );
   const floats = (f: (r: PolicySample, b: number) => number): OrtTensor => {
     const v = all.map(f);
     return tensor(float, float === 'float32' ? Float32Array.from(v) : Float64Array.from(v), [batch]);
@@ -129,7 +150,12 @@ export function ppoFeeds(
     const p = feeds[config.proprio.name];
     feeds[config.proprio.name] = tensor('float64', Float64Array.from(p.data as Float32Array), p.dims);
   }
-  for (const a of config.actions) feeds[VLA_IO.action(a.name)] = tensor('int32', Int32Array.from(all, (r) => r.tokens[a.name]), [batch]);
+  for (const a of config.actions)
+    feeds[VLA_IO.action(a.name)] = tensor(
+      'int32',
+      Int32Array.from(all, (r) => r.tokens[a.name]),
+      [batch],
+    );
   feeds[PPO_IO.behaviourLogp] = floats((r) => r.behaviourLogp);
   feeds[PPO_IO.refLogp] = floats((r) => r.refLogp);
   feeds[PPO_IO.advantage] = floats((r) => r.advantage);
@@ -160,9 +186,14 @@ export class PolicyTrainer {
     this.tokenizer = new WordTokenizer(config.tokenizer);
   }
 
-  static async create(configIn: VlaConfigInput, params: ParamStore, opts: PolicyTrainerOptions): Promise<PolicyTrainer> {
+  static async create(
+    configIn: VlaConfigInput,
+    params: ParamStore,
+    opts: PolicyTrainerOptions,
+  ): Promise<PolicyTrainer> {
     const config = parseVlaConfig(configIn);
-    if (!Number.isInteger(opts.batch) || opts.batch < 1) throw new RangeError(`policy trainer: batch must be a positive integer, got ${opts.batch}`);
+    if (!Number.isInteger(opts.batch) || opts.batch < 1)
+      throw new RangeError(`policy trainer: batch must be a positive integer, got ${opts.batch}`);
     if (!(opts.lr >= 0)) throw new RangeError(`policy trainer: lr must be >= 0, got ${opts.lr}`);
     checkCoefficients({ ...PPO_DEFAULTS, ...opts.coefficients });
     const session = await TrainSession.create(ppoLossBuilder(config, opts.batch), params, {
@@ -178,7 +209,11 @@ export class PolicyTrainer {
   }
 
   /** One AdamW step on `rows` (1..batch). Metrics use the parameters before the update. */
-  async step(rows: readonly PolicySample[], lr = this.opts.lr, coef: Partial<PpoCoefficients> = {}): Promise<PolicyStepResult> {
+  async step(
+    rows: readonly PolicySample[],
+    lr = this.opts.lr,
+    coef: Partial<PpoCoefficients> = {},
+  ): Promise<PolicyStepResult> {
     const feeds = ppoFeeds(this.config, this.tokenizer, rows, this.opts.batch, this.coefficients(coef), this.float);
     const r = await this.session.step(feeds, lr);
     const logp = this.jointLogp(r.metrics, rows.length);

@@ -5,12 +5,25 @@ import type { OptimizerState } from '../nn/train.ts';
 import { ParamStore } from '../nn/params.ts';
 
 /** A physics episode with recorded state rows (the task's `record` layout). */
-export interface RealEpisode { taskId: string; seed: number; policy: string; length: number; states: Float32Array; actions: Int32Array }
+export interface RealEpisode {
+  taskId: string;
+  seed: number;
+  policy: string;
+  length: number;
+  states: Float32Array;
+  actions: Int32Array;
+}
 
 /** What the refreshable world model keeps between refreshes (WorldModelTrainer's TrainerState). */
 export interface ModelTrainerState {
-  step: number; fitStep: number; skipped: number; bestStep: number; bestScore: number | null;
-  params: ParamStore; optimizer: OptimizerState; best: ParamStore;
+  step: number;
+  fitStep: number;
+  skipped: number;
+  bestStep: number;
+  bestScore: number | null;
+  params: ParamStore;
+  optimizer: OptimizerState;
+  best: ParamStore;
 }
 
 export interface RefreshableModel {
@@ -30,17 +43,31 @@ const mapStore = (m: ReadonlyMap<string, Float32Array | Float64Array>, like: Par
 };
 
 /** The JSON part of a packed model state (the checkpoint's refresh.model). */
-export const ModelStateInfoSchema = z.object({ step: z.number().int().min(0), adamStep: z.number().int().min(0), bestScore: z.number().nullable() });
+export const ModelStateInfoSchema = z.object({
+  step: z.number().int().min(0),
+  adamStep: z.number().int().min(0),
+  bestScore: z.number().nullable(),
+});
 export type ModelStateInfo = z.output<typeof ModelStateInfoSchema>;
 
 /** An episode of the refresh buffer without its tensors (the checkpoint's refresh.episodes). */
-export const EpisodeMetaSchema = z.object({ taskId: z.string(), seed: z.number(), length: z.number().int().min(0), validation: z.boolean() });
+export const EpisodeMetaSchema = z.object({
+  taskId: z.string(),
+  seed: z.number(),
+  length: z.number().int().min(0),
+  validation: z.boolean(),
+});
 export type EpisodeMeta = z.output<typeof EpisodeMetaSchema>;
 
 /** The model's state as checkpoint stores plus JSON counters. */
 export function packModelState(st: ModelTrainerState): { stores: Record<string, ParamStore>; info: ModelStateInfo } {
   return {
-    stores: { wmParams: st.params, wmBest: st.best, wmAdamM: mapStore(st.optimizer.m, st.params), wmAdamV: mapStore(st.optimizer.v, st.params) },
+    stores: {
+      wmParams: st.params,
+      wmBest: st.best,
+      wmAdamM: mapStore(st.optimizer.m, st.params),
+      wmAdamV: mapStore(st.optimizer.v, st.params),
+    },
     info: { step: st.step, adamStep: st.optimizer.step, bestScore: st.bestScore },
   };
 }
@@ -48,21 +75,44 @@ export function packModelState(st: ModelTrainerState): { stores: Record<string, 
 export function unpackModelState(stores: Record<string, ParamStore>, info: ModelStateInfo): ModelTrainerState {
   const map = (s: ParamStore) => new Map(s.names.map((n) => [n, s.get(n)]));
   return {
-    step: info.step, fitStep: 0, skipped: 0, bestStep: -1, bestScore: info.bestScore,
-    params: stores.wmParams, best: stores.wmBest, optimizer: { step: info.adamStep, m: map(stores.wmAdamM), v: map(stores.wmAdamV) },
+    step: info.step,
+    fitStep: 0,
+    skipped: 0,
+    bestStep: -1,
+    bestScore: info.bestScore,
+    params: stores.wmParams,
+    best: stores.wmBest,
+    optimizer: { step: info.adamStep, m: map(stores.wmAdamM), v: map(stores.wmAdamV) },
   };
 }
 
 /** Episodes as one checkpoint store (tensors per episode) plus their metadata. */
-export function packEpisodes(episodes: readonly (RealEpisode & { validation: boolean })[]): { store: ParamStore; meta: EpisodeMeta[] } {
+export function packEpisodes(episodes: readonly (RealEpisode & { validation: boolean })[]): {
+  store: ParamStore;
+  meta: EpisodeMeta[];
+} {
   const store = new ParamStore('float32');
   episodes.forEach((e, k) => {
     store.add({ name: `${k}/states`, shape: [e.states.length], trainable: false, decay: false }, e.states);
-    store.add({ name: `${k}/actions`, shape: [e.actions.length], trainable: false, decay: false }, Float32Array.from(e.actions));
+    store.add(
+      { name: `${k}/actions`, shape: [e.actions.length], trainable: false, decay: false },
+      Float32Array.from(e.actions),
+    );
   });
-  return { store, meta: episodes.map((e) => ({ taskId: e.taskId, seed: e.seed, length: e.length, validation: e.validation })) };
+  return {
+    store,
+    meta: episodes.map((e) => ({ taskId: e.taskId, seed: e.seed, length: e.length, validation: e.validation })),
+  };
 }
 
-export function unpackEpisodes(store: ParamStore, meta: readonly EpisodeMeta[]): (RealEpisode & { validation: boolean })[] {
-  return meta.map((m, k) => ({ ...m, policy: 'anchor', states: store.get(`${k}/states`) as Float32Array, actions: Int32Array.from(store.get(`${k}/actions`)) }));
+export function unpackEpisodes(
+  store: ParamStore,
+  meta: readonly EpisodeMeta[],
+): (RealEpisode & { validation: boolean })[] {
+  return meta.map((m, k) => ({
+    ...m,
+    policy: 'anchor',
+    states: store.get(`${k}/states`) as Float32Array,
+    actions: Int32Array.from(store.get(`${k}/actions`)),
+  }));
 }

@@ -80,7 +80,12 @@ export interface Rollout {
 }
 
 /** The sampler acting at temperature 1, keeping a uniform reservoir of `k` steps per rollout key. */
-function recordingPolicy(sampler: PolicySampler, seed: number, k: number, clock?: { policy: number }): Policy & { reservoirs: Map<number, StepSample[]> } {
+function recordingPolicy(
+  sampler: PolicySampler,
+  seed: number,
+  k: number,
+  clock?: { policy: number },
+): Policy & { reservoirs: Map<number, StepSample[]> } {
   const inner = samplerPolicy(sampler, { seed, temperature: 1 });
   const dims = sampler.config.actions.map((a) => a.name);
   const reservoirs = new Map<number, StepSample[]>();
@@ -118,10 +123,19 @@ export interface RunGroupsOptions {
 }
 
 /** Runs every rollout of `jobs` (all on one task) in `env`; returns them group by group. */
-export async function runGroups(env: Env, sampler: PolicySampler, jobs: readonly GroupJob[], o: RunGroupsOptions): Promise<Rollout[][]> {
+export async function runGroups(
+  env: Env,
+  sampler: PolicySampler,
+  jobs: readonly GroupJob[],
+  o: RunGroupsOptions,
+): Promise<Rollout[][]> {
   const policy = recordingPolicy(sampler, o.seed, o.samplesPerRollout, o.clock);
   const flat = jobs.flatMap((j) => j.keys.map((key) => ({ job: j, key })));
-  const options: CollectOptions = { seeds: flat.map((r) => r.job.branch?.seed ?? r.job.start), keys: flat.map((r) => r.key), recordState: o.record };
+  const options: CollectOptions = {
+    seeds: flat.map((r) => r.job.branch?.seed ?? r.job.start),
+    keys: flat.map((r) => r.key),
+    recordState: o.record,
+  };
   if (jobs.some((j) => j.horizon !== undefined)) options.horizons = flat.map((r) => r.job.horizon ?? Infinity);
   if (jobs.some((j) => j.branch)) {
     options.resetFrom = branchFrom(env, (k) => {
@@ -132,25 +146,40 @@ export async function runGroups(env: Env, sampler: PolicySampler, jobs: readonly
   }
   const episodes = await collectEpisodes(env, policy, options);
   let k = 0;
-  return jobs.map((j) => j.keys.map((key) => {
-    const e = episodes[k++];
-    return {
-      key, seed: e.seed, reward: e.progress, rewardVar: e.progressVar ?? 0, success: e.success, length: e.length, actions: e.actions,
-      states: e.states, samples: (policy.reservoirs.get(key) ?? []).filter(Boolean),
-    };
-  }));
+  return jobs.map((j) =>
+    j.keys.map((key) => {
+      const e = episodes[k++];
+      return {
+        key,
+        seed: e.seed,
+        reward: e.progress,
+        rewardVar: e.progressVar ?? 0,
+        success: e.success,
+        length: e.length,
+        actions: e.actions,
+        states: e.states,
+        samples: (policy.reservoirs.get(key) ?? []).filter(Boolean),
+      };
+    }),
+  );
 }
 
 /** Branch points of a recorded rollout: its states every `every` steps before its end; with `moved`,
  *  whether Φ changed over the next `moved.horizon` steps of the rollout. */
-export function branchPoints(task: number, r: Rollout, every: number, moved?: { horizon: number; progress: Branching['progress'] }): BranchPoint[] {
+export function branchPoints(
+  task: number,
+  r: Rollout,
+  every: number,
+  moved?: { horizon: number; progress: Branching['progress'] },
+): BranchPoint[] {
   if (!r.states) throw new Error('branchPoints: the rollout recorded no states');
   const width = r.states.length / (r.length + 1);
   const row = (t: number) => r.states!.subarray(t * width, (t + 1) * width);
   const out: BranchPoint[] = [];
   for (let t = 0; t < r.length; t += every) {
     const p: BranchPoint = { task, seed: r.seed, elapsed: t, row: Array.from(row(t)) };
-    if (moved) p.moved = moved.progress(r.seed, row(Math.min(r.length, t + moved.horizon))) !== moved.progress(r.seed, row(t));
+    if (moved)
+      p.moved = moved.progress(r.seed, row(Math.min(r.length, t + moved.horizon))) !== moved.progress(r.seed, row(t));
     out.push(p);
   }
   return out;
@@ -158,13 +187,27 @@ export function branchPoints(task: number, r: Rollout, every: number, moved?: { 
 
 /** A segment of a physics rollout graded in the world model: r_wm from the start state with the
  *  rollout's own actions replayed, r_env the real Φ at the same step, phi0 the real Φ at its start. */
-export interface GradedSegment { rollout: number; elapsed: number; horizon: number; steps: number; rWm: number; rEnv: number; phi0: number }
+export interface GradedSegment {
+  rollout: number;
+  elapsed: number;
+  horizon: number;
+  steps: number;
+  rWm: number;
+  rEnv: number;
+  phi0: number;
+}
 
 /** Grades physics rollouts the way world-model groups run: from their recorded states every `every`
  *  steps, `horizon` steps of their own actions (Infinity: to the rollout's end). Without branching
  *  only whole episodes can be graded (from the initial state, through the model's reset). */
-export async function gradeSegments(model: Env, branching: Branching | undefined, rollouts: readonly Rollout[], o: { every: number; horizon: number }): Promise<GradedSegment[]> {
-  if (!branching && (Number.isFinite(o.every) || Number.isFinite(o.horizon))) throw new Error('gradeSegments: segments need the task\'s branching');
+export async function gradeSegments(
+  model: Env,
+  branching: Branching | undefined,
+  rollouts: readonly Rollout[],
+  o: { every: number; horizon: number },
+): Promise<GradedSegment[]> {
+  if (!branching && (Number.isFinite(o.every) || Number.isFinite(o.horizon)))
+    throw new Error("gradeSegments: segments need the task's branching");
   const D = model.spec.action.length;
   const dims = model.spec.action.map((e) => e.name);
   const segs = rollouts.flatMap((r, k) => {
@@ -174,21 +217,40 @@ export async function gradeSegments(model: Env, branching: Branching | undefined
   if (!segs.length) return [];
   const replay: Policy = {
     act(_obs, ctx) {
-      const actions: BatchAction = Object.fromEntries(dims.map((d, j) => [d, Int32Array.from(ctx.keys, (key, i) => {
-        if (key < 0) return 0;
-        const s = segs[key];
-        return s.r.actions[(s.p.elapsed + Math.min(ctx.steps[i], s.len - 1)) * D + j];
-      })]));
+      const actions: BatchAction = Object.fromEntries(
+        dims.map((d, j) => [
+          d,
+          Int32Array.from(ctx.keys, (key, i) => {
+            if (key < 0) return 0;
+            const s = segs[key];
+            return s.r.actions[(s.p.elapsed + Math.min(ctx.steps[i], s.len - 1)) * D + j];
+          }),
+        ]),
+      );
       return { actions };
     },
   };
   const episodes = await collectEpisodes(model, replay, {
-    seeds: segs.map((s) => s.r.seed), keys: segs.map((_, k) => k), horizons: segs.map((s) => s.len),
-    resetFrom: branching && branchFrom(model, (k) => ({ seed: segs[k].r.seed, key: segs[k].r.key, elapsed: segs[k].p.elapsed, row: segs[k].p.row })),
+    seeds: segs.map((s) => s.r.seed),
+    keys: segs.map((_, k) => k),
+    horizons: segs.map((s) => s.len),
+    resetFrom:
+      branching &&
+      branchFrom(model, (k) => ({
+        seed: segs[k].r.seed,
+        key: segs[k].r.key,
+        elapsed: segs[k].p.elapsed,
+        row: segs[k].p.row,
+      })),
   });
-  const rowAt = (r: Rollout, t: number) => r.states!.subarray((t * r.states!.length) / (r.length + 1), ((t + 1) * r.states!.length) / (r.length + 1));
+  const rowAt = (r: Rollout, t: number) =>
+    r.states!.subarray((t * r.states!.length) / (r.length + 1), ((t + 1) * r.states!.length) / (r.length + 1));
   return segs.map((s, k) => ({
-    rollout: s.k, elapsed: s.p.elapsed, horizon: o.horizon, steps: episodes[k].length, rWm: episodes[k].progress,
+    rollout: s.k,
+    elapsed: s.p.elapsed,
+    horizon: o.horizon,
+    steps: episodes[k].length,
+    rWm: episodes[k].progress,
     rEnv: branching ? branching.progress(s.r.seed, rowAt(s.r, s.p.elapsed + s.len)) : s.r.reward,
     phi0: branching ? branching.progress(s.r.seed, s.p.row) : 0,
   }));
@@ -201,8 +263,17 @@ export async function jointLogp(sampler: PolicySampler, samples: readonly StepSa
   for (let at = 0; at < samples.length; at += chunk) {
     const rows = samples.slice(at, at + chunk);
     // the sampled tokens too: an autoregressive policy's slot t depends on the tokens before it
-    const tokens = Object.fromEntries(sampler.config.actions.map((a) => [a.name, Int32Array.from(rows, (r) => r.tokens[a.name])]));
-    const f = await sampler.forward(stackObs(rows.map((r) => r.obs), names), rows.length, tokens);
+    const tokens = Object.fromEntries(
+      sampler.config.actions.map((a) => [a.name, Int32Array.from(rows, (r) => r.tokens[a.name])]),
+    );
+    const f = await sampler.forward(
+      stackObs(
+        rows.map((r) => r.obs),
+        names,
+      ),
+      rows.length,
+      tokens,
+    );
     rows.forEach((r, b) => {
       let joint = 0;
       for (const a of sampler.config.actions) joint += f.logp[a.name][b * a.n + r.tokens[a.name]];

@@ -9,14 +9,30 @@ import type { Rng } from '../core/rng.ts';
 import type { BranchPoint } from './rollouts.ts';
 
 export const StartSelectionSchema = z.object({
-  mode: z.enum(['uniform', 'uncertain']).default('uniform').describe('uniform: any train start; uncertain: prefer starts whose outcome is uncertain'),
+  mode: z
+    .enum(['uniform', 'uncertain'])
+    .default('uniform')
+    .describe('uniform: any train start; uncertain: prefer starts whose outcome is uncertain'),
   pool: z.number().int().positive().default(256).describe('train starts per task in the pool (uncertain)'),
-  floor: z.number().min(0).max(1).default(0.05).describe('weight added to every start (uncertain), so settled ones still come back'),
-  still: z.number().min(0).max(1).default(0.2).describe('weight of a branch point whose anchor Φ did not move over the next H steps, vs 1 (uncertain)'),
+  floor: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.05)
+    .describe('weight added to every start (uncertain), so settled ones still come back'),
+  still: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.2)
+    .describe('weight of a branch point whose anchor Φ did not move over the next H steps, vs 1 (uncertain)'),
 });
 export type StartSelectionConfig = z.output<typeof StartSelectionSchema>;
 
-const StateSchema = z.object({ config: StartSelectionSchema, counts: z.array(z.array(z.tuple([z.number().int().min(0), z.number().int().min(0)]))) });
+const StateSchema = z.object({
+  config: StartSelectionSchema,
+  counts: z.array(z.array(z.tuple([z.number().int().min(0), z.number().int().min(0)]))),
+});
 
 export class StartSelector {
   readonly config: StartSelectionConfig;
@@ -25,7 +41,9 @@ export class StartSelector {
 
   constructor(config: z.input<typeof StartSelectionSchema>, tasks: number) {
     this.config = StartSelectionSchema.parse(config);
-    this.counts = Array.from({ length: tasks }, () => Array.from({ length: this.config.pool }, (): [number, number] => [0, 0]));
+    this.counts = Array.from({ length: tasks }, () =>
+      Array.from({ length: this.config.pool }, (): [number, number] => [0, 0]),
+    );
   }
 
   /** The start index (into the task's train starts) of a new group. */

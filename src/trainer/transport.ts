@@ -11,7 +11,10 @@ import type { GroupRequest, RolloutTransport } from './types.ts';
 /** The default: each task's groups (initial-state and branched ones apart) as one batch in its env
  *  of this process. */
 export class InProcessTransport implements RolloutTransport {
-  constructor(private readonly envs: readonly { real: Env | null; model: Env | null }[], private readonly sampler: PolicySampler) {}
+  constructor(
+    private readonly envs: readonly { real: Env | null; model: Env | null }[],
+    private readonly sampler: PolicySampler,
+  ) {}
 
   async run(r: GroupRequest): Promise<Rollout[][]> {
     const out = new Map<GroupJob, Rollout[]>();
@@ -22,7 +25,12 @@ export class InProcessTransport implements RolloutTransport {
         const env = r.engine === 'real' ? this.envs[t].real : this.envs[t].model;
         if (!env) throw new Error(`InProcessTransport: no ${r.engine} env for task ${r.tasks[t].id}`);
         const record = r.engine === 'real' && r.tasks[t].branching ? recordRow(env) : undefined;
-        const groups = await runGroups(env, this.sampler, mine, { seed: r.seed, samplesPerRollout: r.samplesPerRollout, record, clock: r.clock });
+        const groups = await runGroups(env, this.sampler, mine, {
+          seed: r.seed,
+          samplesPerRollout: r.samplesPerRollout,
+          record,
+          clock: r.clock,
+        });
         mine.forEach((j, k) => out.set(j, groups[k]));
       }
     }

@@ -9,13 +9,16 @@ const ROOT = resolve(import.meta.dirname, '../..');
 let cached: string | undefined;
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 export function buildId(): string {
   if (cached) return cached;
   const h = createHash('sha256').update(`${process.arch}\n`);
-  for (const f of [...files(join(ROOT, 'src')), join(ROOT, 'package-lock.json')].sort()) h.update(`${relative(ROOT, f)}\n`).update(readFileSync(f));
+  for (const f of [...files(join(ROOT, 'src')), join(ROOT, 'package-lock.json')].sort())
+    h.update(`${relative(ROOT, f)}\n`).update(readFileSync(f));
   cached = h.digest('hex').slice(0, 16);
   return cached;
 }

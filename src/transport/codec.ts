@@ -24,7 +24,10 @@ function tagOf(v: ArrayBufferView): Tag {
 }
 
 const pad8 = (n: number) => (n + 7) & ~7;
-const numberTag = (v: unknown) => (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)) ? { $n: Object.is(v, -0) ? '-0' : String(v) } : undefined);
+const numberTag = (v: unknown) =>
+  typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0))
+    ? { $n: Object.is(v, -0) ? '-0' : String(v) }
+    : undefined;
 const isNumberTag = (v: Record<string, unknown>) => Object.keys(v).length === 1 && SPECIAL.includes(v.$n as string);
 const untagNumber = (v: Record<string, unknown>) => (v.$n === '-0' ? -0 : Number(v.$n));
 
@@ -34,7 +37,9 @@ export function encodeJson(value: unknown): string {
 }
 
 export function decodeJson(text: string): unknown {
-  return JSON.parse(text, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) && isNumberTag(v) ? untagNumber(v) : v));
+  return JSON.parse(text, (_k, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) && isNumberTag(v) ? untagNumber(v) : v,
+  );
 }
 
 export function encodeValue(value: unknown): Buffer {
@@ -66,15 +71,26 @@ export function encodeValue(value: unknown): Buffer {
 
 export function decodeValue(bytes: Uint8Array): unknown {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buf.length < 8 || !buf.subarray(0, 4).equals(MAGIC)) throw new InputError('codec: not a wmrl payload (no WMRL header)');
+  if (buf.length < 8 || !buf.subarray(0, 4).equals(MAGIC))
+    throw new InputError('codec: not a wmrl payload (no WMRL header)');
   const length = buf.readUInt32LE(4);
   if (8 + length > buf.length) throw new InputError(`codec: a ${length}-byte header in a ${buf.length}-byte payload`);
   const tail = pad8(8 + length);
   return JSON.parse(buf.toString('utf8', 8, 8 + length), (_k, v) => {
     if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
-    if (Object.keys(v).length === 3 && Object.hasOwn(ARRAYS, v.$a) && Number.isInteger(v.at) && Number.isInteger(v.bytes)) {
+    if (
+      Object.keys(v).length === 3 &&
+      Object.hasOwn(ARRAYS, v.$a) &&
+      Number.isInteger(v.at) &&
+      Number.isInteger(v.bytes)
+    ) {
       const C = ARRAYS[v.$a as Tag];
-      const fits = v.at >= 0 && v.bytes >= 0 && v.at % 8 === 0 && v.bytes % C.BYTES_PER_ELEMENT === 0 && tail + v.at + v.bytes <= buf.length;
+      const fits =
+        v.at >= 0 &&
+        v.bytes >= 0 &&
+        v.at % 8 === 0 &&
+        v.bytes % C.BYTES_PER_ELEMENT === 0 &&
+        tail + v.at + v.bytes <= buf.length;
       if (!fits) throw new InputError(`codec: a ${C.name} of ${v.bytes} bytes at ${v.at} does not fit the payload`);
       const out = new C(v.bytes / C.BYTES_PER_ELEMENT);
       new Uint8Array(out.buffer).set(buf.subarray(tail + v.at, tail + v.at + v.bytes));
@@ -105,36 +121,74 @@ const RESULT_FORMAT = 'wmrl-rollout-result/1';
 const MAX_GROUP = 4096;
 
 /** One group (anchor or world-model) as a worker gets it. `task` is the TrainTask's `remote` (the resolver checks it). */
-export const JobSchema = z.strictObject({
-  format: z.literal(JOB_FORMAT),
-  run: z.string().regex(RUN_ID, 'a 16-digit hex run id'),
-  /** The trainer's buildId(): workers run only jobs of their own code. */
-  build: z.string().regex(RUN_ID, 'a 16-digit hex build id'),
-  task: z.record(z.string(), z.unknown()),
-  policy: z.string().regex(HASH, 'a sha256 hex digest'),
-  /** World-model groups: the snapshot of the world model they run in. */
-  worldModel: z.string().regex(HASH, 'a sha256 hex digest').optional(),
-  seed: int,
-  samplesPerRollout: int.min(0).max(10_000),
-  group: z.strictObject({
-    kind: z.enum(['anchor', 'model']), task: int.min(0), start: int, startIndex: int.optional(), keys: z.array(int.min(0)).min(1).max(MAX_GROUP),
-    branch: z.strictObject({ task: int.min(0), seed: int, elapsed: int.min(0), row: z.array(z.number()), moved: z.boolean().optional() }).optional(),
-    horizon: int.min(1).optional(),
-  }),
-}).refine((j) => (j.group.kind === 'model') === (j.worldModel !== undefined), { message: 'world-model groups (and only they) name a worldModel', path: ['worldModel'] });
+export const JobSchema = z
+  .strictObject({
+    format: z.literal(JOB_FORMAT),
+    run: z.string().regex(RUN_ID, 'a 16-digit hex run id'),
+    /** The trainer's buildId(): workers run only jobs of their own code. */
+    build: z.string().regex(RUN_ID, 'a 16-digit hex build id'),
+    task: z.record(z.string(), z.unknown()),
+    policy: z.string().regex(HASH, 'a sha256 hex digest'),
+    /** World-model groups: the snapshot of the world model they run in. */
+    worldModel: z.string().regex(HASH, 'a sha256 hex digest').optional(),
+    seed: int,
+    samplesPerRollout: int.min(0).max(10_000),
+    group: z.strictObject({
+      kind: z.enum(['anchor', 'model']),
+      task: int.min(0),
+      start: int,
+      startIndex: int.optional(),
+      keys: z.array(int.min(0)).min(1).max(MAX_GROUP),
+      branch: z
+        .strictObject({
+          task: int.min(0),
+          seed: int,
+          elapsed: int.min(0),
+          row: z.array(z.number()),
+          moved: z.boolean().optional(),
+        })
+        .optional(),
+      horizon: int.min(1).optional(),
+    }),
+  })
+  .refine((j) => (j.group.kind === 'model') === (j.worldModel !== undefined), {
+    message: 'world-model groups (and only they) name a worldModel',
+    path: ['worldModel'],
+  });
 export type RolloutJob = z.infer<typeof JobSchema>;
 
 export function jobId(job: RolloutJob): string {
   return `${job.run}-${job.policy.slice(0, 16)}-${job.worldModel?.slice(0, 16) ?? 'real'}-${job.group.keys[0]}`;
 }
 
-const ObsValueSchema = z.union([z.instanceof(Uint8Array), z.instanceof(Float32Array), z.instanceof(Int32Array), z.array(z.string())]);
+const ObsValueSchema = z.union([
+  z.instanceof(Uint8Array),
+  z.instanceof(Float32Array),
+  z.instanceof(Int32Array),
+  z.array(z.string()),
+]);
 const RolloutSchema = z.strictObject({
-  key: int, seed: int, reward: z.number(), rewardVar: z.number(), success: z.boolean(), length: int.min(0),
-  actions: z.instanceof(Int32Array), states: z.instanceof(Float32Array).optional(),
-  samples: z.array(z.strictObject({ obs: z.record(z.string(), ObsValueSchema), tokens: z.record(z.string(), int), behaviourLogp: z.number() })),
+  key: int,
+  seed: int,
+  reward: z.number(),
+  rewardVar: z.number(),
+  success: z.boolean(),
+  length: int.min(0),
+  actions: z.instanceof(Int32Array),
+  states: z.instanceof(Float32Array).optional(),
+  samples: z.array(
+    z.strictObject({
+      obs: z.record(z.string(), ObsValueSchema),
+      tokens: z.record(z.string(), int),
+      behaviourLogp: z.number(),
+    }),
+  ),
 });
-export const ResultSchema = z.strictObject({ format: z.literal(RESULT_FORMAT), job: z.string(), rollouts: z.array(RolloutSchema) });
+export const ResultSchema = z.strictObject({
+  format: z.literal(RESULT_FORMAT),
+  job: z.string(),
+  rollouts: z.array(RolloutSchema),
+});
 
 export function encodeResult(id: string, rollouts: readonly Rollout[]): Buffer {
   return encodeValue({ format: RESULT_FORMAT, job: id, rollouts });
@@ -144,7 +198,8 @@ export function encodeResult(id: string, rollouts: readonly Rollout[]): Buffer {
 export function decodeResult(bytes: Uint8Array, id: string, keys: readonly number[]): Rollout[] {
   const r = parsePayload(bytes, ResultSchema, `result of job ${id}`);
   const got = r.rollouts.map((x) => x.key);
-  if (r.job !== id || got.join() !== keys.join()) throw new InputError(`result of job ${id}: it belongs to job ${r.job} with keys [${got}]`);
+  if (r.job !== id || got.join() !== keys.join())
+    throw new InputError(`result of job ${id}: it belongs to job ${r.job} with keys [${got}]`);
   return r.rollouts;
 }
 
@@ -164,7 +219,8 @@ export function contentAddressed(value: unknown): { bytes: Buffer; hash: string 
 /** A stored value, checked against the hash it was fetched by. */
 export function checkContent(bytes: Uint8Array, hash: string, what: string): unknown {
   const got = sha256Hex(bytes);
-  if (got !== hash) throw new InputError(`${what} ${hash.slice(0, 12)}: its bytes hash to ${got.slice(0, 12)} (corrupted or replaced)`);
+  if (got !== hash)
+    throw new InputError(`${what} ${hash.slice(0, 12)}: its bytes hash to ${got.slice(0, 12)} (corrupted or replaced)`);
   return decodeValue(bytes);
 }
 

@@ -9,7 +9,15 @@ import { InputError } from '../core/errors.ts';
 import type { GroupRequest, RolloutTransport } from '../trainer/types.ts';
 import type { Rollout } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
-import { JOB_FORMAT, type RolloutJob, contentAddressed, decodeResult, encodeJson, encodePolicy, jobId } from './codec.ts';
+import {
+  JOB_FORMAT,
+  type RolloutJob,
+  contentAddressed,
+  decodeResult,
+  encodeJson,
+  encodePolicy,
+  jobId,
+} from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redactUrl, redisOptions } from './redis.ts';
 
 export interface QueueTransportOptions {
@@ -44,7 +52,11 @@ export class QueueTransport implements RolloutTransport {
     const queue = new Queue(QUEUE, { connection });
     const events = new QueueEvents(QUEUE, { connection });
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-    return new QueueTransport(url, redis, queue, events, { maxInFlight: o.maxInFlight ?? 64, log: o.log ?? (() => {}), noWorkerNoteS: o.noWorkerNoteS ?? 10 });
+    return new QueueTransport(url, redis, queue, events, {
+      maxInFlight: o.maxInFlight ?? 64,
+      log: o.log ?? (() => {}),
+      noWorkerNoteS: o.noWorkerNoteS ?? 10,
+    });
   }
 
   async run(r: GroupRequest): Promise<Rollout[][]> {
@@ -57,9 +69,28 @@ export class QueueTransport implements RolloutTransport {
     }
     const jobs = r.jobs.map((g): RolloutJob => {
       const task = r.tasks[g.task];
-      if (!task.remote) throw new InputError(`--redis: task ${task.id} cannot run on workers (it has no remote description)`);
-      const group = { kind: g.kind, task: g.task, start: g.start, startIndex: g.startIndex, keys: [...g.keys], branch: g.branch, horizon: g.horizon };
-      return { format: JOB_FORMAT, run: r.run, build: buildId(), task: task.remote, policy, worldModel, seed: r.seed, samplesPerRollout: r.samplesPerRollout, group };
+      if (!task.remote)
+        throw new InputError(`--redis: task ${task.id} cannot run on workers (it has no remote description)`);
+      const group = {
+        kind: g.kind,
+        task: g.task,
+        start: g.start,
+        startIndex: g.startIndex,
+        keys: [...g.keys],
+        branch: g.branch,
+        horizon: g.horizon,
+      };
+      return {
+        format: JOB_FORMAT,
+        run: r.run,
+        build: buildId(),
+        task: task.remote,
+        policy,
+        worldModel,
+        seed: r.seed,
+        samplesPerRollout: r.samplesPerRollout,
+        group,
+      };
     });
     const out: Rollout[][] = new Array(jobs.length);
     let next = 0;
@@ -75,7 +106,11 @@ export class QueueTransport implements RolloutTransport {
 
   /** Stores a version once under its content hash (the run's previous one of that kind is deleted:
    *  this run's jobs are collected in order, so none of it is in flight); returns the hash. */
-  private async store(run: string, kind: 'policy' | 'world-model', make: () => { bytes: Buffer; hash: string }): Promise<string> {
+  private async store(
+    run: string,
+    kind: 'policy' | 'world-model',
+    make: () => { bytes: Buffer; hash: string },
+  ): Promise<string> {
     const { bytes, hash } = make();
     const key = keys.version(run, kind, hash);
     const prev = this.stored.get(`${run}:${kind}`);
@@ -93,10 +128,17 @@ export class QueueTransport implements RolloutTransport {
     const key = keys.result(id);
     // a completion event wakes the wait early (or the next one, if it comes between waits)
     let early = false;
-    let woken = () => { early = true; };
+    let woken = () => {
+      early = true;
+    };
     this.wake.set(id, () => woken());
     try {
-      const submit = () => this.queue.add(job.group.kind, JSON.parse(encodeJson(job)), { jobId: id, removeOnComplete: true, removeOnFail: { age: 3600 } });
+      const submit = () =>
+        this.queue.add(job.group.kind, JSON.parse(encodeJson(job)), {
+          jobId: id,
+          removeOnComplete: true,
+          removeOnFail: { age: 3600 },
+        });
       let result = await this.redis.getBuffer(key);
       if (result === null) {
         const stale = await this.queue.getJob(id);
@@ -107,25 +149,33 @@ export class QueueTransport implements RolloutTransport {
         if (!early) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, 1000); // the poll covers a missed event
-            woken = () => { clearTimeout(timer); resolve(); };
+            woken = () => {
+              clearTimeout(timer);
+              resolve();
+            };
           });
         }
         early = false;
-        woken = () => { early = true; };
+        woken = () => {
+          early = true;
+        };
         result = await this.redis.getBuffer(key);
         if (result !== null) break;
         const queued = await this.queue.getJob(id);
-        if (queued && (await queued.getState()) === 'failed') throw new InputError(`job ${id} failed on a worker: ${queued.failedReason}`);
+        if (queued && (await queued.getState()) === 'failed')
+          throw new InputError(`job ${id} failed on a worker: ${queued.failedReason}`);
         // neither queued nor answered (Redis restarted, the queue was cleared): store what it names
         // again and submit it again
         if (!queued && (await this.redis.exists(key)) === 0) {
-          for (const [runKind, v] of this.stored) if (runKind.startsWith(`${job.run}:`)) await this.redis.set(v.key, v.bytes, 'EX', KEY_TTL_S, 'NX');
+          for (const [runKind, v] of this.stored)
+            if (runKind.startsWith(`${job.run}:`)) await this.redis.set(v.key, v.bytes, 'EX', KEY_TTL_S, 'NX');
           await submit();
         }
         if (waited === this.o.noWorkerNoteS && !this.warned) {
           this.warned = true; // once per trainer, whichever job waits first
           const url = redactUrl(this.url);
-          if ((await this.queue.getWorkersCount()) === 0) this.o.log(`no worker is taking jobs from ${url}: start one with wmrl worker --redis ${url}`);
+          if ((await this.queue.getWorkersCount()) === 0)
+            this.o.log(`no worker is taking jobs from ${url}: start one with wmrl worker --redis ${url}`);
         }
       }
       await this.redis.del(key);

@@ -29,23 +29,38 @@ export function redisOptions(url: string, flag = '--redis'): RedisOptions {
   try {
     u = new URL(url);
   } catch {
-    throw new InputError(`${flag}: "${redactUrl(url)}" is not a URL (unix:///path/redis.sock, redis://127.0.0.1:6379, redis://:PASSWORD@host:6379 or rediss://...)`);
+    throw new InputError(
+      `${flag}: "${redactUrl(url)}" is not a URL (unix:///path/redis.sock, redis://127.0.0.1:6379, redis://:PASSWORD@host:6379 or rediss://...)`,
+    );
   }
   if (u.protocol === 'unix:') {
-    if (u.host || !u.pathname.startsWith('/')) throw new InputError(`${flag}: unix socket URLs need an absolute path (unix:///path/redis.sock)`);
-    return { ...base, path: decodeURIComponent(u.pathname), password: u.password ? decodeURIComponent(u.password) : undefined };
+    if (u.host || !u.pathname.startsWith('/'))
+      throw new InputError(`${flag}: unix socket URLs need an absolute path (unix:///path/redis.sock)`);
+    return {
+      ...base,
+      path: decodeURIComponent(u.pathname),
+      password: u.password ? decodeURIComponent(u.password) : undefined,
+    };
   }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new InputError(`${flag}: protocol ${u.protocol} is not redis:, rediss: or unix:`);
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+    throw new InputError(`${flag}: protocol ${u.protocol} is not redis:, rediss: or unix:`);
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
-  if (!Number.isInteger(db) || db < 0) throw new InputError(`${flag}: database "${u.pathname.slice(1)}" is not a number`);
+  if (!Number.isInteger(db) || db < 0)
+    throw new InputError(`${flag}: database "${u.pathname.slice(1)}" is not a number`);
   if (!isLoopbackHost(u.hostname) && !u.password && u.protocol !== 'rediss:') {
     const withPassword = `redis://:PASSWORD@${u.hostname}:${u.port || 6379}`;
-    throw new InputError(`${flag}: ${u.hostname} is not this machine; reach another machine's Redis with a password (${withPassword}) or TLS (rediss://)`);
+    throw new InputError(
+      `${flag}: ${u.hostname} is not this machine; reach another machine's Redis with a password (${withPassword}) or TLS (rediss://)`,
+    );
   }
   const host = u.hostname.replace(/^\[|\]$/g, '');
   return {
-    ...base, host, port: u.port ? Number(u.port) : 6379, db,
-    username: u.username ? decodeURIComponent(u.username) : undefined, password: u.password ? decodeURIComponent(u.password) : undefined,
+    ...base,
+    host,
+    port: u.port ? Number(u.port) : 6379,
+    db,
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
     tls: u.protocol === 'rediss:' ? { servername: isIP(host) ? undefined : host } : undefined,
   };
 }
@@ -57,9 +72,15 @@ export function redactUrl(url: string): string {
 
 /** A connected client; an unreachable server is an InputError naming the URL. */
 export async function connectRedis(url: string, flag = '--redis'): Promise<Redis> {
-  const client = new Redis({ ...redisOptions(url, flag), lazyConnect: true, retryStrategy: (times) => (times > 3 ? null : 200 * times) });
+  const client = new Redis({
+    ...redisOptions(url, flag),
+    lazyConnect: true,
+    retryStrategy: (times) => (times > 3 ? null : 200 * times),
+  });
   let last: Error | undefined; // the socket's own error says more than the rejected connect
-  client.on('error', (e: Error) => { last = e; });
+  client.on('error', (e: Error) => {
+    last = e;
+  });
   try {
     await client.connect();
     await client.ping();

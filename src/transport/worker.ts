@@ -40,7 +40,10 @@ export interface WorkerHandle {
 /** Loaded values by key, the most recently used `limit` kept; one in use is never disposed. */
 class Kept<T> {
   private readonly entries = new Map<string, { value: Promise<T>; users: number }>();
-  constructor(private readonly limit: number, private readonly dispose: (v: T) => Promise<void>) {}
+  constructor(
+    private readonly limit: number,
+    private readonly dispose: (v: T) => Promise<void>,
+  ) {}
 
   async use<R>(key: string, make: () => Promise<T>, f: (v: T) => Promise<R>): Promise<R> {
     let e = this.entries.get(key);
@@ -57,7 +60,10 @@ class Kept<T> {
       e.users--;
       for (const [k, x] of this.entries) {
         if (this.entries.size <= this.limit) break;
-        if (x.users === 0) { this.entries.delete(k); void x.value.then(this.dispose, () => {}); }
+        if (x.users === 0) {
+          this.entries.delete(k);
+          void x.value.then(this.dispose, () => {});
+        }
       }
     }
   }
@@ -74,7 +80,10 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
   const redis = await connectRedis(o.url);
   const fetch = async (run: string, kind: 'policy' | 'world-model', hash: string) => {
     const bytes = await redis.getBuffer(keys.version(run, kind, hash));
-    if (bytes === null) throw new Error(`${kind} ${hash.slice(0, 12)} of run ${run} is not in Redis (its trainer has moved on or stopped)`);
+    if (bytes === null)
+      throw new Error(
+        `${kind} ${hash.slice(0, 12)} of run ${run} is not in Redis (its trainer has moved on or stopped)`,
+      );
     return bytes;
   };
   const policies = new Kept<PolicySampler>(4, (s) => s.close());
@@ -92,12 +101,16 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     const id = jobId(j);
     if (job.id !== id) throw new UnrecoverableError(`job payload: its id should be ${id}, the queue has ${job.id}`);
     if (j.build !== buildId()) {
-      throw new UnrecoverableError(`job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, npm ci, on the same CPU architecture)`);
+      throw new UnrecoverableError(
+        `job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, npm ci, on the same CPU architecture)`,
+      );
     }
     if (await redis.exists(keys.result(id))) return 'reused'; // delivered again after another worker finished it
     log(`job ${id}: started (${j.group.keys.length} rollouts)`);
     const makeEngine = async (): Promise<Engine> => {
-      const snapshot = j.worldModel && checkContent(await fetch(j.run, 'world-model', j.worldModel), j.worldModel, 'world-model snapshot');
+      const snapshot =
+        j.worldModel &&
+        checkContent(await fetch(j.run, 'world-model', j.worldModel), j.worldModel, 'world-model snapshot');
       return { task: await o.resolveTask(j.task, snapshot), idle: new Map() };
     };
     const makePolicy = async () => {
@@ -106,23 +119,28 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     };
     const n = j.group.keys.length;
     let ms = 0; // the group's own time, for the log line only
-    const rollouts = await engines.use(`${canonicalJson(j.task)}#${j.worldModel ?? 'real'}`, makeEngine, async ({ task, idle }) => {
-      if (j.group.kind === 'model' && !task.makeModel) throw new UnrecoverableError(`job ${id}: task ${task.id} has no world model here`);
-      const env = idle.get(n)?.pop() ?? (await (j.group.kind === 'model' ? task.makeModel!(n) : task.makeReal(n)));
-      try {
-        const record = j.group.kind === 'anchor' && task.branching ? recordRow(env) : undefined;
-        const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record };
-        return await policies.use(j.policy, makePolicy, async (sampler) => {
-          const t0 = performance.now();
-          const [group] = await runGroups(env, sampler, [j.group], options);
-          ms = performance.now() - t0;
-          return group;
-        });
-      } finally {
-        if (!idle.has(n)) idle.set(n, []);
-        idle.get(n)!.push(env);
-      }
-    });
+    const rollouts = await engines.use(
+      `${canonicalJson(j.task)}#${j.worldModel ?? 'real'}`,
+      makeEngine,
+      async ({ task, idle }) => {
+        if (j.group.kind === 'model' && !task.makeModel)
+          throw new UnrecoverableError(`job ${id}: task ${task.id} has no world model here`);
+        const env = idle.get(n)?.pop() ?? (await (j.group.kind === 'model' ? task.makeModel!(n) : task.makeReal(n)));
+        try {
+          const record = j.group.kind === 'anchor' && task.branching ? recordRow(env) : undefined;
+          const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record };
+          return await policies.use(j.policy, makePolicy, async (sampler) => {
+            const t0 = performance.now();
+            const [group] = await runGroups(env, sampler, [j.group], options);
+            ms = performance.now() - t0;
+            return group;
+          });
+        } finally {
+          if (!idle.has(n)) idle.set(n, []);
+          idle.get(n)!.push(env);
+        }
+      },
+    );
     await redis.set(keys.result(id), encodeResult(id, rollouts), 'EX', KEY_TTL_S, 'NX'); // first writer wins
     done++;
     log(`job ${id}: done (${ms.toFixed(1)} ms in the group's rollouts)`);
@@ -131,14 +149,19 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
 
   const lockDuration = o.lockDurationMs ?? 10_000;
   const worker = new Worker(QUEUE, processor, {
-    connection: redisOptions(o.url), concurrency: o.concurrency ?? 1,
-    lockDuration, stalledInterval: Math.max(100, Math.floor(lockDuration / 2)), maxStalledCount: 100,
+    connection: redisOptions(o.url),
+    concurrency: o.concurrency ?? 1,
+    lockDuration,
+    stalledInterval: Math.max(100, Math.floor(lockDuration / 2)),
+    maxStalledCount: 100,
   });
   worker.on('failed', (job, err) => log(`job ${job?.id}: failed: ${err.message}`));
   worker.on('error', (err) => log(`worker: ${err.message}`));
   await worker.waitUntilReady();
   return {
-    get done() { return done; },
+    get done() {
+      return done;
+    },
     async close() {
       await worker.close();
       await engines.clear();

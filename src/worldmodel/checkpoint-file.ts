@@ -12,7 +12,16 @@ import type { TrainerState } from './trainer.ts';
 export const WM_CHECKPOINT_FORMAT = 'wmrl-wm-checkpoint/1';
 
 const InfoSchema = z.object({
-  config: z.object({ stateDim: z.number().int().positive(), actionDim: z.number().int().positive(), outDim: z.number().int().positive(), members: z.number().int().positive(), hidden: z.array(z.number().int().positive()), act: z.enum(['relu', 'silu', 'tanh']) }).passthrough(),
+  config: z
+    .object({
+      stateDim: z.number().int().positive(),
+      actionDim: z.number().int().positive(),
+      outDim: z.number().int().positive(),
+      members: z.number().int().positive(),
+      hidden: z.array(z.number().int().positive()),
+      act: z.enum(['relu', 'silu', 'tanh']),
+    })
+    .passthrough(),
   /** Steps of the whole run (chosen by --steps or a time budget; a resume replays it). */
   steps: z.number().int().min(1),
   fitStep: z.number().int().min(0),
@@ -30,14 +39,35 @@ export interface WmCheckpoint {
 
 export function saveWmCheckpoint(dir: string, ck: WmCheckpoint, commit?: CommitOptions): void {
   const s = ck.state;
-  const info = { config: ck.config, steps: ck.steps, fitStep: s.fitStep, skipped: s.skipped, bestStep: s.bestStep, bestScore: s.bestScore };
-  saveTrainCheckpoint(dir, WM_CHECKPOINT_FORMAT, { step: s.step, run: ck.run, info, params: s.params, optimizer: s.optimizer, extra: { best: s.best } }, commit);
+  const info = {
+    config: ck.config,
+    steps: ck.steps,
+    fitStep: s.fitStep,
+    skipped: s.skipped,
+    bestStep: s.bestStep,
+    bestScore: s.bestScore,
+  };
+  saveTrainCheckpoint(
+    dir,
+    WM_CHECKPOINT_FORMAT,
+    { step: s.step, run: ck.run, info, params: s.params, optimizer: s.optimizer, extra: { best: s.best } },
+    commit,
+  );
 }
 
 export function loadWmCheckpoint(dir: string): WmCheckpoint {
   const c = loadTrainCheckpoint(dir, WM_CHECKPOINT_FORMAT);
   const i = parseInput(c.info, InfoSchema, `${dir}/checkpoint.json info`);
   if (!c.extra.best) throw new InputError(`${dir}/checkpoint.json: stores.best: missing`);
-  const state: TrainerState = { step: c.step, fitStep: i.fitStep, skipped: i.skipped, bestStep: i.bestStep, bestScore: i.bestScore, params: c.params, optimizer: c.optimizer, best: c.extra.best };
+  const state: TrainerState = {
+    step: c.step,
+    fitStep: i.fitStep,
+    skipped: i.skipped,
+    bestStep: i.bestStep,
+    bestScore: i.bestScore,
+    params: c.params,
+    optimizer: c.optimizer,
+    best: c.extra.best,
+  };
   return { config: i.config as WorldModelNetConfig & { members: number }, steps: i.steps, run: c.run, state };
 }

@@ -28,7 +28,15 @@ export function readEpisodeData(dirs: readonly string[], scene: Scene, spec: Pic
   const out: EpisodeData[] = [];
   for (const dir of dirs) {
     const { episodes } = readEpisodeFolder(dir, contract);
-    for (const e of episodes) out.push({ taskId: e.task, seed: e.seed, policy: e.policy, length: e.length, states: e.states!, actions: e.actions });
+    for (const e of episodes)
+      out.push({
+        taskId: e.task,
+        seed: e.seed,
+        policy: e.policy,
+        length: e.length,
+        states: e.states!,
+        actions: e.actions,
+      });
   }
   return out;
 }
@@ -43,7 +51,10 @@ export class TransitionSet {
   states = new Float64Array(0);
   count = 0;
 
-  constructor(readonly layout: StateLayout, readonly coder: ActionCoder) {}
+  constructor(
+    readonly layout: StateLayout,
+    readonly coder: ActionCoder,
+  ) {}
 
   static fromEpisodes(layout: StateLayout, coder: ActionCoder, episodes: readonly EpisodeData[]): TransitionSet {
     const set = new TransitionSet(layout, coder);
@@ -71,8 +82,14 @@ export class TransitionSet {
     let r = this.count;
     const prior = new Float64Array(S);
     for (const e of episodes) {
-      if (e.states.length !== (e.length + 1) * S) throw new RangeError(`episode ${e.taskId} seed ${e.seed}: ${e.states.length} state values, expected ${(e.length + 1) * S}`);
-      if (e.actions.length !== e.length * A) throw new RangeError(`episode ${e.taskId} seed ${e.seed}: ${e.actions.length} action tokens, expected ${e.length * A}`);
+      if (e.states.length !== (e.length + 1) * S)
+        throw new RangeError(
+          `episode ${e.taskId} seed ${e.seed}: ${e.states.length} state values, expected ${(e.length + 1) * S}`,
+        );
+      if (e.actions.length !== e.length * A)
+        throw new RangeError(
+          `episode ${e.taskId} seed ${e.seed}: ${e.actions.length} action tokens, expected ${e.length * A}`,
+        );
       for (let t = 0; t < e.length; t++, r++) {
         const held = stateFeatures(this.layout, e.states, t, this.feats, r);
         this.coder.encodeRow(e.actions, t * A, this.acts, r);
@@ -90,12 +107,22 @@ export class TransitionSet {
 /** Mean and std of each column of a row-major [n, width] array; std is at least `floor`, and constant
  *  columns get `constant` (1 for inputs; a small value for targets, so a never-changing entry is
  *  predicted as never changing instead of with unit-scale noise). */
-export function columnStats(data: ArrayLike<number>, n: number, width: number, floor = 1e-6, constant = 1): { mean: Float32Array; std: Float32Array } {
+export function columnStats(
+  data: ArrayLike<number>,
+  n: number,
+  width: number,
+  floor = 1e-6,
+  constant = 1,
+): { mean: Float32Array; std: Float32Array } {
   const mean = new Float64Array(width);
   const sq = new Float64Array(width);
   for (let i = 0; i < n; i++) for (let j = 0; j < width; j++) mean[j] += data[i * width + j];
   for (let j = 0; j < width; j++) mean[j] /= Math.max(1, n);
-  for (let i = 0; i < n; i++) for (let j = 0; j < width; j++) { const d = data[i * width + j] - mean[j]; sq[j] += d * d; }
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < width; j++) {
+      const d = data[i * width + j] - mean[j];
+      sq[j] += d * d;
+    }
   const std = new Float32Array(width);
   for (let j = 0; j < width; j++) {
     const s = Math.sqrt(sq[j] / Math.max(1, n));

@@ -9,7 +9,15 @@ import type { ParamStore } from '../nn/params.ts';
 import { floatData, type RuntimeOptions, tensor } from '../nn/runtime.ts';
 import { ForwardSession } from '../nn/train.ts';
 import type { TaskInstance } from '../task/types.ts';
-import { ActionCoder, applyDelta, commandPrior, restMask, stateFeatures, type StateLayout, type StateLimits } from './features.ts';
+import {
+  ActionCoder,
+  applyDelta,
+  commandPrior,
+  restMask,
+  stateFeatures,
+  type StateLayout,
+  type StateLimits,
+} from './features.ts';
 
 export interface Prediction {
   /** Next states of every member for the requested rows, [K, R, S] (member-major). */
@@ -49,11 +57,23 @@ export class EnsembleDynamics implements Dynamics {
     this.prior = new Float64Array(layout.stateDim);
   }
 
-  static async create(config: WorldModelNetConfig, params: ParamStore, layout: StateLayout, limits: StateLimits, spec: EnvSpec, runtime: RuntimeOptions = {}): Promise<EnsembleDynamics> {
+  static async create(
+    config: WorldModelNetConfig,
+    params: ParamStore,
+    layout: StateLayout,
+    limits: StateLimits,
+    spec: EnvSpec,
+    runtime: RuntimeOptions = {},
+  ): Promise<EnsembleDynamics> {
     const coder = new ActionCoder(spec);
-    if (config.stateDim !== layout.featureDim) throw new Error(`world model: net expects ${config.stateDim} state features, the scene gives ${layout.featureDim}`);
-    if ((config.outDim ?? config.stateDim) !== layout.stateDim) throw new Error(`world model: net predicts ${config.outDim} values, the state has ${layout.stateDim}`);
-    if (config.actionDim !== coder.dim) throw new Error(`world model: net expects ${config.actionDim} action values, the spec has ${coder.dim}`);
+    if (config.stateDim !== layout.featureDim)
+      throw new Error(
+        `world model: net expects ${config.stateDim} state features, the scene gives ${layout.featureDim}`,
+      );
+    if ((config.outDim ?? config.stateDim) !== layout.stateDim)
+      throw new Error(`world model: net predicts ${config.outDim} values, the state has ${layout.stateDim}`);
+    if (config.actionDim !== coder.dim)
+      throw new Error(`world model: net expects ${config.actionDim} action values, the spec has ${coder.dim}`);
     const session = await ForwardSession.create(worldModelStepBuilder(config, DYN), params, runtime);
     return new EnsembleDynamics(session, config, layout, limits, coder);
   }
@@ -113,7 +133,16 @@ export class EnsembleDynamics implements Dynamics {
 
 /** Member next states and the ensemble-mean next state (the mean Δ applied once) from Δ [K, R, S];
  *  attach[r]: objects of row r that move rigidly with the tool. */
-export function combine(layout: StateLayout, limits: StateLimits, states: Float64Array, rows: readonly number[], delta: ArrayLike<number>, K: number, scratch = new Float64Array(rows.length * layout.stateDim), attach?: readonly number[]): Prediction {
+export function combine(
+  layout: StateLayout,
+  limits: StateLimits,
+  states: Float64Array,
+  rows: readonly number[],
+  delta: ArrayLike<number>,
+  K: number,
+  scratch = new Float64Array(rows.length * layout.stateDim),
+  attach?: readonly number[],
+): Prediction {
   const S = layout.stateDim;
   const R = rows.length;
   const members = new Float64Array(K * R * S);
@@ -127,6 +156,7 @@ export function combine(layout: StateLayout, limits: StateLimits, states: Float6
       for (let j = 0; j < S; j++) scratch[r * S + j] += delta[d + j] / K;
     }
   }
-  for (let r = 0; r < R; r++) applyDelta(layout, limits, states, rows[r] * S, scratch, r * S, mean, r * S, rest[r], attach?.[r] ?? 0);
+  for (let r = 0; r < R; r++)
+    applyDelta(layout, limits, states, rows[r] * S, scratch, r * S, mean, r * S, rest[r], attach?.[r] ?? 0);
   return { members, mean };
 }

@@ -31,10 +31,16 @@ export interface WorldModelEnvOptions {
 export function assertSameSpec(physics: EnvSpec, model: EnvSpec, what = 'world-model spec'): void {
   const a = canonicalJson(physics);
   const b = canonicalJson(model);
-  if (a !== b) throw new Error(`${what} differs from the physics spec of ${physics.id}:\n  physics: ${a}\n  model:   ${b}`);
+  if (a !== b)
+    throw new Error(`${what} differs from the physics spec of ${physics.id}:\n  physics: ${a}\n  model:   ${b}`);
 }
 
-interface EngineSnapshot { states: Float64Array; q: Float64Array; qLag: Int32Array; grip: Float64Array }
+interface EngineSnapshot {
+  states: Float64Array;
+  q: Float64Array;
+  qLag: Int32Array;
+  grip: Float64Array;
+}
 
 /** The learned engine: flat states stepped by the ensemble; the arm's joints follow the predicted tool
  *  pose by warm-started IK, solved lazily (only to render or capture). */
@@ -52,8 +58,15 @@ class EnsembleEngine implements TabletopEngine {
   private readonly scratch: TabletopState;
   private tasks: (TaskInstance | null)[];
 
-  constructor(private readonly scene: Scene, spec: EnvSpec, numEnvs: number, readonly dynamics: Dynamics,
-    private readonly sampling: 'mean' | 'member', private readonly sampleSeed: number, private readonly ownsDynamics: boolean) {
+  constructor(
+    private readonly scene: Scene,
+    spec: EnvSpec,
+    numEnvs: number,
+    readonly dynamics: Dynamics,
+    private readonly sampling: 'mean' | 'member',
+    private readonly sampleSeed: number,
+    private readonly ownsDynamics: boolean,
+  ) {
     this.poser = new ArmPoser(scene);
     this.S = stateSize(scene.objects.length);
     this.states = new Float64Array(numEnvs * this.S);
@@ -67,7 +80,11 @@ class EnsembleEngine implements TabletopEngine {
     this.scratch = unpackState(new Float64Array(this.S), scene.objects.length);
   }
 
-  async place(slots: readonly number[], tasks: readonly TaskInstance[], starts: readonly (EpisodeStart | null)[]): Promise<void> {
+  async place(
+    slots: readonly number[],
+    tasks: readonly TaskInstance[],
+    starts: readonly (EpisodeStart | null)[],
+  ): Promise<void> {
     const S = this.S;
     slots.forEach((i, j) => {
       const start = starts[j];
@@ -94,23 +111,37 @@ class EnsembleEngine implements TabletopEngine {
   async advance(slots: readonly number[], action: BatchAction, episodes: EpisodeKeys): Promise<LearnedReward> {
     const n = this.q.length / 6;
     const S = this.S;
-    const out = { reward: new Float64Array(n), rewardVar: new Float64Array(n), progress: new Float64Array(n), progressVar: new Float64Array(n) };
+    const out = {
+      reward: new Float64Array(n),
+      rewardVar: new Float64Array(n),
+      progress: new Float64Array(n),
+      progressVar: new Float64Array(n),
+    };
     const pred = await this.dynamics.predict(this.states, action, slots);
     const K = this.dynamics.members;
     const R = slots.length;
     slots.forEach((i, r) => {
       const task = this.tasks[i]!;
-      let sum = 0, sum2 = 0, prog = 0, prog2 = 0;
+      let sum = 0,
+        sum2 = 0,
+        prog = 0,
+        prog2 = 0;
       for (let k = 0; k < K; k++) {
         const sc = scoreTask(this.scene, task, unpackStateInto(pred.members, (k * R + r) * S, this.scratch));
         const v = sc.success ? 1 : 0;
-        sum += v; sum2 += v * v; prog += sc.progress; prog2 += sc.progress * sc.progress;
+        sum += v;
+        sum2 += v * v;
+        prog += sc.progress;
+        prog2 += sc.progress * sc.progress;
       }
       out.reward[i] = sum / K;
       out.rewardVar[i] = Math.max(0, sum2 / K - out.reward[i] * out.reward[i]);
       out.progress[i] = prog / K;
       out.progressVar[i] = Math.max(0, prog2 / K - out.progress[i] * out.progress[i]);
-      const member = this.sampling === 'member' ? drawRng(this.sampleSeed, episodes.keys[i], episodes.steps[i], DRAW.worldModelMember).int(K) : -1;
+      const member =
+        this.sampling === 'member'
+          ? drawRng(this.sampleSeed, episodes.keys[i], episodes.steps[i], DRAW.worldModelMember).int(K)
+          : -1;
       const src = member >= 0 ? pred.members.subarray((member * R + r) * S) : pred.mean.subarray(r * S);
       this.states.set(src.subarray(0, S), i * S);
       this.gripCommand[i] = action.grip[i] / (this.gripBins - 1);
@@ -145,7 +176,13 @@ class EnsembleEngine implements TabletopEngine {
   }
 
   snapshot(): EngineSnapshot & { tasks: (TaskInstance | null)[] } {
-    return { states: this.states.slice(), q: this.q.slice(), qLag: this.qLag.slice(), grip: this.gripCommand.slice(), tasks: this.tasks.slice() };
+    return {
+      states: this.states.slice(),
+      q: this.q.slice(),
+      qLag: this.qLag.slice(),
+      grip: this.gripCommand.slice(),
+      tasks: this.tasks.slice(),
+    };
   }
 
   /** Exact for learned dynamics (they hold no state); a stateful dynamics is not rewound. */
@@ -167,8 +204,17 @@ class EnsembleEngine implements TabletopEngine {
 export class WorldModelEnv extends TabletopCore<EnsembleEngine> {
   constructor(options: WorldModelEnvOptions) {
     const { scene, spec, numEnvs } = options;
-    if (!Number.isInteger(numEnvs) || numEnvs < 1) throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
-    const engine = new EnsembleEngine(scene, spec, numEnvs, options.dynamics, options.sampling ?? 'mean', options.seed ?? 0, options.ownsDynamics ?? true);
+    if (!Number.isInteger(numEnvs) || numEnvs < 1)
+      throw new RangeError(`numEnvs must be a positive integer, got ${numEnvs}`);
+    const engine = new EnsembleEngine(
+      scene,
+      spec,
+      numEnvs,
+      options.dynamics,
+      options.sampling ?? 'mean',
+      options.seed ?? 0,
+      options.ownsDynamics ?? true,
+    );
     super({ scene, spec: structuredClone(spec), numEnvs, render: options.render }, engine);
   }
 

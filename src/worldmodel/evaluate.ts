@@ -80,12 +80,24 @@ class ErrorSum {
 
   result(): GroupErrors {
     const n = Math.max(1, this.s.n);
-    return { ee_m: this.s.ee / n, fingers_m: this.s.f / n, objects_m: this.s.o / n, task_object_m: this.s.task / n, n: this.s.n };
+    return {
+      ee_m: this.s.ee / n,
+      fingers_m: this.s.f / n,
+      objects_m: this.s.o / n,
+      task_object_m: this.s.task / n,
+      n: this.s.n,
+    };
   }
 }
 
 /** Evaluates `dyn` on recorded episodes (states and actions from physics). */
-export async function evaluateDynamics(dyn: Dynamics, scene: Scene, actionNames: readonly string[], recorded: readonly EpisodeData[], horizons: readonly number[] = [5, 10, 20]): Promise<EvalReport> {
+export async function evaluateDynamics(
+  dyn: Dynamics,
+  scene: Scene,
+  actionNames: readonly string[],
+  recorded: readonly EpisodeData[],
+  horizons: readonly number[] = [5, 10, 20],
+): Promise<EvalReport> {
   const S = stateSize(scene.objects.length);
   const M = scene.objects.length;
   const fell = recorded.filter((e) => fellOffTable(e, M));
@@ -96,26 +108,47 @@ export async function evaluateDynamics(dyn: Dynamics, scene: Scene, actionNames:
 
   // 1-step from real states.
   const rows = episodes.flatMap((e, i) => Array.from({ length: e.length }, (_, t) => ({ e, t, i })));
-  const one = new ErrorSum(groups), copy = new ErrorSum(groups);
-  const rWm: number[] = [], rEnv: number[] = [], pWm: number[] = [], pEnv: number[] = [];
-  let halluc = 0, missed = 0, envWins = 0;
+  const one = new ErrorSum(groups),
+    copy = new ErrorSum(groups);
+  const rWm: number[] = [],
+    rEnv: number[] = [],
+    pWm: number[] = [],
+    pEnv: number[] = [];
+  let halluc = 0,
+    missed = 0,
+    envWins = 0;
   for (let c = 0; c < rows.length; c += CHUNK) {
     const chunk = rows.slice(c, c + CHUNK);
     const states = new Float64Array(chunk.length * S);
     chunk.forEach(({ e, t }, r) => states.set(e.states.subarray(t * S, (t + 1) * S), r * S));
-    const pred = await dyn.predict(states, tokensOf(actionNames, chunk), chunk.map((_, r) => r));
-    const K = dyn.members, R = chunk.length;
+    const pred = await dyn.predict(
+      states,
+      tokensOf(actionNames, chunk),
+      chunk.map((_, r) => r),
+    );
+    const K = dyn.members,
+      R = chunk.length;
     chunk.forEach(({ e, t, i }, r) => {
       const task = tasks[i];
       one.add(pred.mean, r * S, e.states, (t + 1) * S, task.object);
       copy.add(states, r * S, e.states, (t + 1) * S, task.object);
-      let wins = 0, prog = 0;
-      for (let k = 0; k < K; k++) { const sc = score(task, pred.members, (k * R + r) * S); wins += sc.success ? 1 : 0; prog += sc.progress; }
+      let wins = 0,
+        prog = 0;
+      for (let k = 0; k < K; k++) {
+        const sc = score(task, pred.members, (k * R + r) * S);
+        wins += sc.success ? 1 : 0;
+        prog += sc.progress;
+      }
       const truth = score(task, e.states, (t + 1) * S);
       const wmSays = score(task, pred.mean, r * S).success;
-      rWm.push(wins / K); pWm.push(prog / K);
-      rEnv.push(truth.success ? 1 : 0); pEnv.push(truth.progress);
-      if (truth.success) { envWins++; if (!wmSays) missed++; } else if (wmSays) halluc++;
+      rWm.push(wins / K);
+      pWm.push(prog / K);
+      rEnv.push(truth.success ? 1 : 0);
+      pEnv.push(truth.progress);
+      if (truth.success) {
+        envWins++;
+        if (!wmSays) missed++;
+      } else if (wmSays) halluc++;
     });
   }
   const mean = (v: number[]) => v.reduce((s, x) => s + x, 0) / Math.max(1, v.length);
@@ -127,18 +160,34 @@ export async function evaluateDynamics(dyn: Dynamics, scene: Scene, actionNames:
     one_step: { ...one.result(), copy_baseline: copy.result() },
     open_loop: await openLoop(dyn, actionNames, episodes, tasks, groups, S, horizons),
     reward: {
-      bias: mean(rWm) - mean(rEnv), rank_corr: spearman(rWm, rEnv),
-      progress_bias: mean(pWm) - mean(pEnv), progress_rank_corr: spearman(pWm, pEnv),
-      hallucinated_success_rate: halluc / Math.max(1, n - envWins), missed_success_rate: missed / Math.max(1, envWins), env_successes: envWins,
+      bias: mean(rWm) - mean(rEnv),
+      rank_corr: spearman(rWm, rEnv),
+      progress_bias: mean(pWm) - mean(pEnv),
+      progress_rank_corr: spearman(pWm, pEnv),
+      hallucinated_success_rate: halluc / Math.max(1, n - envWins),
+      missed_success_rate: missed / Math.max(1, envWins),
+      env_successes: envWins,
     },
     replay: await replay(dyn, scene, actionNames, episodes, tasks, S),
   };
 }
 
 /** Open-loop rollouts of the ensemble mean from real states every 10 steps, with the recorded actions. */
-async function openLoop(dyn: Dynamics, actionNames: readonly string[], episodes: readonly EpisodeData[], tasks: TaskInstance[], groups: ReturnType<typeof stateGroups>, S: number, horizons: readonly number[]): Promise<Record<string, GroupErrors>> {
+async function openLoop(
+  dyn: Dynamics,
+  actionNames: readonly string[],
+  episodes: readonly EpisodeData[],
+  tasks: TaskInstance[],
+  groups: ReturnType<typeof stateGroups>,
+  S: number,
+  horizons: readonly number[],
+): Promise<Record<string, GroupErrors>> {
   const maxH = Math.max(...horizons);
-  const starts = episodes.flatMap((e, i) => Array.from({ length: Math.ceil(e.length / 10) }, (_, k) => ({ e, i, t0: 10 * k })).filter((s) => s.t0 + Math.min(...horizons) <= e.length));
+  const starts = episodes.flatMap((e, i) =>
+    Array.from({ length: Math.ceil(e.length / 10) }, (_, k) => ({ e, i, t0: 10 * k })).filter(
+      (s) => s.t0 + Math.min(...horizons) <= e.length,
+    ),
+  );
   const sums = new Map(horizons.map((h) => [h, new ErrorSum(groups)]));
   for (let c = 0; c < starts.length; c += CHUNK) {
     const chunk = starts.slice(c, c + CHUNK);
@@ -147,7 +196,10 @@ async function openLoop(dyn: Dynamics, actionNames: readonly string[], episodes:
     for (let h = 0; h < maxH; h++) {
       const live = chunk.map((s, r) => (s.t0 + h < s.e.length ? r : -1)).filter((r) => r >= 0);
       if (live.length === 0) break;
-      const acts = tokensOf(actionNames, chunk.map(({ e, t0 }) => ({ e, t: Math.min(t0 + h, e.length - 1) })));
+      const acts = tokensOf(
+        actionNames,
+        chunk.map(({ e, t0 }) => ({ e, t: Math.min(t0 + h, e.length - 1) })),
+      );
       const pred = await dyn.predict(states, acts, live);
       live.forEach((r, j) => {
         states.set(pred.mean.subarray(j * S, (j + 1) * S), r * S);
@@ -161,17 +213,33 @@ async function openLoop(dyn: Dynamics, actionNames: readonly string[], episodes:
 }
 
 /** Whole-episode open-loop replay: does the world model declare success where physics did not? */
-async function replay(dyn: Dynamics, scene: Scene, actionNames: readonly string[], episodes: readonly EpisodeData[], tasks: TaskInstance[], S: number): Promise<EvalReport['replay']> {
+async function replay(
+  dyn: Dynamics,
+  scene: Scene,
+  actionNames: readonly string[],
+  episodes: readonly EpisodeData[],
+  tasks: TaskInstance[],
+  S: number,
+): Promise<EvalReport['replay']> {
   const M = scene.objects.length;
   const n = episodes.length;
   const states = new Float64Array(n * S);
   episodes.forEach((e, i) => states.set(e.states.subarray(0, S), i * S));
-  const wmWin = new Uint8Array(n), halluc = new Uint8Array(n), live = new Uint8Array(n).fill(1);
+  const wmWin = new Uint8Array(n),
+    halluc = new Uint8Array(n),
+    live = new Uint8Array(n).fill(1);
   const envWin = episodes.map((e, i) => scoreTask(scene, tasks[i], unpackState(e.states, M, e.length * S)).success);
   for (let t = 0; ; t++) {
     const rows = episodes.map((e, i) => (live[i] && t < e.length ? i : -1)).filter((i) => i >= 0);
     if (rows.length === 0) break;
-    const pred = await dyn.predict(states, tokensOf(actionNames, episodes.map((e) => ({ e, t: Math.min(t, e.length - 1) }))), rows);
+    const pred = await dyn.predict(
+      states,
+      tokensOf(
+        actionNames,
+        episodes.map((e) => ({ e, t: Math.min(t, e.length - 1) })),
+      ),
+      rows,
+    );
     rows.forEach((i, j) => {
       states.set(pred.mean.subarray(j * S, (j + 1) * S), i * S);
       if (scoreTask(scene, tasks[i], unpackState(states, M, i * S)).success) {

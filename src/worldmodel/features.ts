@@ -36,7 +36,10 @@ export function stateLayout(objects: readonly SceneObject[]): StateLayout {
   const pairs = (m * (m - 1)) / 2;
   const stateDim = stateSize(m);
   return {
-    objects, numObjects: m, stateDim, featureDim: HEAD + OBJ_FEATURES * m + 3 * pairs + m,
+    objects,
+    numObjects: m,
+    stateDim,
+    featureDim: HEAD + OBJ_FEATURES * m + 3 * pairs + m,
     maxHalfExtent: objects.map((o) => Math.max(...o.halfExtents)),
     scratch: unpackState(new Float64Array(stateDim), m),
   };
@@ -51,27 +54,47 @@ export function heldMask(layout: StateLayout, states: ArrayLike<number>, r: numb
 }
 
 /** Features of packed state row `r` of `states` into `out` at row `outRow`; returns heldMask. */
-export function stateFeatures(layout: StateLayout, states: ArrayLike<number>, r: number, out: Float32Array, outRow = r): number {
+export function stateFeatures(
+  layout: StateLayout,
+  states: ArrayLike<number>,
+  r: number,
+  out: Float32Array,
+  outRow = r,
+): number {
   const s = r * layout.stateDim;
   let k = outRow * layout.featureDim;
   for (let j = 0; j < HEAD; j++) out[k++] = states[s + j];
-  const tx = states[s], ty = states[s + 1], tz = states[s + 2];
-  const c = dcos(states[s + 3]), sn = dsin(states[s + 3]);
+  const tx = states[s],
+    ty = states[s + 1],
+    tz = states[s + 2];
+  const c = dcos(states[s + 3]),
+    sn = dsin(states[s + 3]);
   const m = layout.numObjects;
   for (let i = 0; i < m; i++) {
     const o = s + HEAD + OBJ * i;
     const flip = states[o + 6] < 0 ? -1 : 1;
-    out[k++] = states[o]; out[k++] = states[o + 1]; out[k++] = states[o + 2];
+    out[k++] = states[o];
+    out[k++] = states[o + 1];
+    out[k++] = states[o + 2];
     for (let q = 3; q < 7; q++) out[k++] = flip * states[o + q];
-    out[k++] = states[o + 7]; out[k++] = states[o + 8]; out[k++] = states[o + 9];
-    const dx = states[o] - tx, dy = states[o + 1] - ty;
-    out[k++] = dx; out[k++] = dy; out[k++] = states[o + 2] - tz;
-    out[k++] = c * dx + sn * dy; out[k++] = -sn * dx + c * dy;
+    out[k++] = states[o + 7];
+    out[k++] = states[o + 8];
+    out[k++] = states[o + 9];
+    const dx = states[o] - tx,
+      dy = states[o + 1] - ty;
+    out[k++] = dx;
+    out[k++] = dy;
+    out[k++] = states[o + 2] - tz;
+    out[k++] = c * dx + sn * dy;
+    out[k++] = -sn * dx + c * dy;
   }
   for (let i = 0; i < m; i++) {
     for (let j = i + 1; j < m; j++) {
-      const a = s + HEAD + OBJ * i, b = s + HEAD + OBJ * j;
-      out[k++] = states[b] - states[a]; out[k++] = states[b + 1] - states[a + 1]; out[k++] = states[b + 2] - states[a + 2];
+      const a = s + HEAD + OBJ * i,
+        b = s + HEAD + OBJ * j;
+      out[k++] = states[b] - states[a];
+      out[k++] = states[b + 1] - states[a + 1];
+      out[k++] = states[b + 2] - states[a + 2];
     }
   }
   const held = heldMask(layout, states, r);
@@ -81,12 +104,22 @@ export function stateFeatures(layout: StateLayout, states: ArrayLike<number>, r:
 
 /** The Δ prior the network's residual is added to: the tool moves by the commanded step (dx, dy, dz,
  *  dyaw) and a held object moves with it; everything else 0. */
-export function commandPrior(layout: StateLayout, coder: ActionCoder, values: ArrayLike<number>, r: number, held: number, out: Float64Array | Float32Array, o: number): void {
+export function commandPrior(
+  layout: StateLayout,
+  coder: ActionCoder,
+  values: ArrayLike<number>,
+  r: number,
+  held: number,
+  out: Float64Array | Float32Array,
+  o: number,
+): void {
   coder.prior(values, r, out, o, layout.stateDim);
   for (let i = 0; i < layout.numObjects; i++) {
     if (!((held >> i) & 1)) continue;
     const p = o + HEAD + OBJ * i;
-    out[p] = out[o]; out[p + 1] = out[o + 1]; out[p + 2] = out[o + 2];
+    out[p] = out[o];
+    out[p + 1] = out[o + 1];
+    out[p + 2] = out[o + 2];
   }
 }
 
@@ -100,13 +133,15 @@ export class ActionCoder {
 
   constructor(spec: EnvSpec) {
     const entries = spec.action.map((e) => {
-      if (e.kind !== 'discrete') throw new Error(`world model: action "${e.name}" is ${e.kind}; only discrete actions are supported`);
+      if (e.kind !== 'discrete')
+        throw new Error(`world model: action "${e.name}" is ${e.kind}; only discrete actions are supported`);
       return e;
     });
     this.names = entries.map((e) => e.name);
     this.priorIndex = ['dx', 'dy', 'dz', 'dyaw'].map((n) => this.names.indexOf(n));
     this.tables = entries.map((e) => {
-      const lo = e.low ?? 0, hi = e.high ?? e.n - 1;
+      const lo = e.low ?? 0,
+        hi = e.high ?? e.n - 1;
       return Float64Array.from({ length: e.n }, (_, t) => lo + ((hi - lo) * t) / (e.n - 1));
     });
   }
@@ -126,7 +161,9 @@ export class ActionCoder {
   prior(values: ArrayLike<number>, r: number, out: Float64Array | Float32Array, o: number, stateDim: number): void {
     out.fill(0, o, o + stateDim);
     const d = this.names.length;
-    this.priorIndex.forEach((a, j) => { if (a >= 0) out[o + j] = values[r * d + a]; });
+    this.priorIndex.forEach((a, j) => {
+      if (a >= 0) out[o + j] = values[r * d + a];
+    });
   }
 
   /** Row of a step-major token array (rollout files: length x dims). */
@@ -160,7 +197,13 @@ export interface StateLimits {
 /** True when object i of state row s is resting out of everything's reach: slower than gate.speed and
  *  either farther than gate.radius horizontally from the tool or below the fingertips (tcp z - tipBelow)
  *  by more than gate.clearance, and away from every moving object (see StateLimits.restGate). */
-export function isGatedAtRest(layout: StateLayout, gate: NonNullable<StateLimits['restGate']>, state: ArrayLike<number>, s: number, i: number): boolean {
+export function isGatedAtRest(
+  layout: StateLayout,
+  gate: NonNullable<StateLimits['restGate']>,
+  state: ArrayLike<number>,
+  s: number,
+  i: number,
+): boolean {
   const v2 = gate.speed * gate.speed;
   const r2 = gate.radius * gate.radius;
   const o = s + HEAD + OBJ * i;
@@ -181,7 +224,8 @@ function speed2(state: ArrayLike<number>, o: number): number {
 
 /** Squared horizontal distance between the positions starting at a and b. */
 function dist2XY(state: ArrayLike<number>, a: number, b: number): number {
-  const dx = state[a] - state[b], dy = state[a + 1] - state[b + 1];
+  const dx = state[a] - state[b],
+    dy = state[a + 1] - state[b + 1];
   return dx * dx + dy * dy;
 }
 
@@ -189,7 +233,8 @@ function dist2XY(state: ArrayLike<number>, a: number, b: number): number {
  *  every member's prediction). */
 export function restMask(layout: StateLayout, limits: StateLimits, state: ArrayLike<number>, s: number): number {
   let mask = 0;
-  if (limits.restGate) for (let i = 0; i < layout.numObjects; i++) if (isGatedAtRest(layout, limits.restGate, state, s, i)) mask |= 1 << i;
+  if (limits.restGate)
+    for (let i = 0; i < layout.numObjects; i++) if (isGatedAtRest(layout, limits.restGate, state, s, i)) mask |= 1 << i;
   return mask;
 }
 
@@ -199,7 +244,18 @@ export function restMask(layout: StateLayout, limits: StateLimits, state: ArrayL
  *  and the fingers keep their opening (measured on held-out physics: such an object's step differs
  *  from the tool's by 0.27 mm on average and stays held 99.9% of the time). Non-finite predictions keep
  *  the current value. */
-export function applyDelta(layout: StateLayout, limits: StateLimits, state: ArrayLike<number>, s: number, delta: ArrayLike<number>, d: number, out: Float64Array, o: number, rest = restMask(layout, limits, state, s), attach = 0): void {
+export function applyDelta(
+  layout: StateLayout,
+  limits: StateLimits,
+  state: ArrayLike<number>,
+  s: number,
+  delta: ArrayLike<number>,
+  d: number,
+  out: Float64Array,
+  o: number,
+  rest = restMask(layout, limits, state, s),
+  attach = 0,
+): void {
   const n = layout.stateDim;
   for (let j = 0; j < n; j++) {
     const v = state[s + j] + delta[d + j];
@@ -209,7 +265,10 @@ export function applyDelta(layout: StateLayout, limits: StateLimits, state: Arra
   out[o + 3] = clamp(out[o + 3], -limits.yawLimit, limits.yawLimit);
   out[o + 4] = clamp(out[o + 4], 0, limits.maxOpening);
   out[o + 5] = clamp(out[o + 5], 0, limits.maxOpening);
-  if (attach) { out[o + 4] = state[s + 4]; out[o + 5] = state[s + 5]; }
+  if (attach) {
+    out[o + 4] = state[s + 4];
+    out[o + 5] = state[s + 5];
+  }
   for (let i = 0; i < layout.numObjects; i++) {
     if (rest & (1 << i)) {
       for (let j = 0; j < OBJ; j++) out[o + HEAD + OBJ * i + j] = state[s + HEAD + OBJ * i + j];
@@ -219,19 +278,27 @@ export function applyDelta(layout: StateLayout, limits: StateLimits, state: Arra
     const cur = s + HEAD + OBJ * i;
     if (attach & (1 << i)) for (let j = 0; j < 3; j++) out[p + j] = state[cur + j] + out[o + j] - state[s + j];
     const q = p + 3;
-    const norm = Math.sqrt(out[q] * out[q] + out[q + 1] * out[q + 1] + out[q + 2] * out[q + 2] + out[q + 3] * out[q + 3]);
+    const norm = Math.sqrt(
+      out[q] * out[q] + out[q + 1] * out[q + 1] + out[q + 2] * out[q + 2] + out[q + 3] * out[q + 3],
+    );
     if (norm > 1e-6) for (let j = 0; j < 4; j++) out[q + j] /= norm;
     else for (let j = 0; j < 4; j++) out[q + j] = state[cur + 3 + j];
     if (limits.settleTol !== undefined) {
       const rest = restHeight(layout.objects[i], [out[q], out[q + 1], out[q + 2], out[q + 3]]);
       if (out[p + 2] - rest < limits.settleTol) out[p + 2] = rest; // nothing sinks into the table
     }
-    if (limits.velocityFromDisplacement) for (let j = 0; j < 3; j++) out[p + 7 + j] = (out[p + j] - state[cur + j]) / limits.velocityFromDisplacement;
+    if (limits.velocityFromDisplacement)
+      for (let j = 0; j < 3; j++) out[p + 7 + j] = (out[p + j] - state[cur + j]) / limits.velocityFromDisplacement;
   }
 }
 
 /** Index ranges of the state groups the reports name. */
-export function stateGroups(numObjects: number): { ee: number[]; yaw: number[]; fingers: number[]; objectPos: number[][] } {
+export function stateGroups(numObjects: number): {
+  ee: number[];
+  yaw: number[];
+  fingers: number[];
+  objectPos: number[][];
+} {
   return {
     ee: [0, 1, 2],
     yaw: [3],

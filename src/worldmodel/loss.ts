@@ -5,9 +5,18 @@
 import type { Graph, Tensor } from '../nn/ir.ts';
 import * as o from '../nn/ops.ts';
 import { gaussianNll } from '../nn/layers.ts';
-import { parseWorldModelConfig, WM_NORM, worldModelInputs, worldModelNet, type WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
+import {
+  parseWorldModelConfig,
+  WM_NORM,
+  worldModelInputs,
+  worldModelNet,
+  type WorldModelNetConfig,
+} from '../nn/nets/worldmodel.ts';
 
-export function ensembleLossBuilder(config: WorldModelNetConfig, batch: number): (g: Graph) => { loss: Tensor; metrics: Record<string, Tensor> } {
+export function ensembleLossBuilder(
+  config: WorldModelNetConfig,
+  batch: number,
+): (g: Graph) => { loss: Tensor; metrics: Record<string, Tensor> } {
   return (g) => {
     const c = parseWorldModelConfig(config);
     const { state, action } = worldModelInputs(g, c, batch, true);

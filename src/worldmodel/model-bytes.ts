@@ -43,7 +43,8 @@ export function limitsFromScene(scene: Scene): StateLimits {
   const ws = scene.robot.workspace;
   const margin = 0.01; // the tool centre point may trail the clamped target slightly
   return {
-    maxOpening: scene.robot.finger.maxOpening, yawLimit: Math.PI / 2,
+    maxOpening: scene.robot.finger.maxOpening,
+    yawLimit: Math.PI / 2,
     workspace: { min: ws.min.map((v) => v - margin), max: ws.max.map((v) => v + margin) },
     // tipBelow: the fingertips reach 15 mm below the tool centre point (physics/robot.ts TIP_BELOW_TCP)
     restGate: { speed: 0.01, radius: 0.12, tipBelow: 0.015, clearance: 0.01 },
@@ -60,7 +61,10 @@ export function wmModelFromLoaded(m: LoadedWorldModel, path: string, unlisted?: 
   const text = bytes ? new TextDecoder().decode(bytes) : unlisted?.();
   if (text === undefined) throw new InputError(`${file}: ${WM_META} is missing (not listed in the sidecar's parts)`);
   const meta = parseJsonInput(text, WmMetaSchema, file, WM_META);
-  if (meta.featureVersion !== FEATURE_VERSION) throw new InputError(`${file}: featureVersion ${meta.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`);
+  if (meta.featureVersion !== FEATURE_VERSION)
+    throw new InputError(
+      `${file}: featureVersion ${meta.featureVersion}, this build reads ${FEATURE_VERSION} (retrain the model)`,
+    );
   return { params: m.params, meta, netConfig: m.config as WorldModelNetConfig & { members: number } };
 }
 
@@ -68,19 +72,37 @@ export function wmModelFromLoaded(m: LoadedWorldModel, path: string, unlisted?: 
 export function wmModelFromBytes(bytes: ModelBytes): WmModel {
   const name = metaPath(bytes.name).replace(/^.*[/\\]/, '');
   const unlisted = bytes.parts?.[name];
-  return wmModelFromLoaded(worldModelFromBytes(bytes), bytes.name, unlisted && (() => new TextDecoder().decode(unlisted)));
+  return wmModelFromLoaded(
+    worldModelFromBytes(bytes),
+    bytes.name,
+    unlisted && (() => new TextDecoder().decode(unlisted)),
+  );
 }
 
 /** The model's dynamics for a scene and the physics spec of one task (which must equal the stored one);
  *  `path` is named in errors. */
-export async function ensembleFromModel(model: WmModel, path: string, scene: Scene, spec: EnvSpec, runtime: RuntimeOptions = {}): Promise<EnsembleDynamics> {
+export async function ensembleFromModel(
+  model: WmModel,
+  path: string,
+  scene: Scene,
+  spec: EnvSpec,
+  runtime: RuntimeOptions = {},
+): Promise<EnsembleDynamics> {
   const { meta } = model;
   const names = scene.objects.map((o) => o.name);
-  if (meta.objects.join(',') !== names.join(',')) throw new InputError(`${path}: trained on objects [${meta.objects}], the scene has [${names}]`);
+  if (meta.objects.join(',') !== names.join(','))
+    throw new InputError(`${path}: trained on objects [${meta.objects}], the scene has [${names}]`);
   const stored = meta.specs[spec.id];
   if (!stored) throw new InputError(`${path}: not trained for ${spec.id} (has ${Object.keys(meta.specs).join(', ')})`);
   assertSameSpec(spec, stored, `${path}: stored spec`);
-  return EnsembleDynamics.create(model.netConfig, model.params, stateLayout(scene.objects), limitsFromScene(scene), spec, runtime);
+  return EnsembleDynamics.create(
+    model.netConfig,
+    model.params,
+    stateLayout(scene.objects),
+    limitsFromScene(scene),
+    spec,
+    runtime,
+  );
 }
 
 const SnapshotSchema = z.strictObject({

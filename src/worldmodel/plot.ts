@@ -23,12 +23,17 @@ export function linePlot(series: readonly Series[], width = 480, height = 240): 
   const put = (x: number, y: number, c: readonly number[]) => {
     if (x < 0 || y < 0 || x >= width || y >= height) return;
     const k = 3 * (y * width + x);
-    rgb[k] = c[0]; rgb[k + 1] = c[1]; rgb[k + 2] = c[2];
+    rgb[k] = c[0];
+    rgb[k + 1] = c[1];
+    rgb[k + 2] = c[2];
   };
   const xMax = Math.max(1, ...series.map((s) => s.values.length - 1));
   const finite = series.flatMap((s) => s.values.filter(Number.isFinite));
   const yMax = niceCeil(Math.max(1e-12, ...finite));
-  const x0 = MARGIN, x1 = width - MARGIN, y0 = height - MARGIN, y1 = MARGIN;
+  const x0 = MARGIN,
+    x1 = width - MARGIN,
+    y0 = height - MARGIN,
+    y1 = MARGIN;
   const px = (i: number) => Math.round(x0 + ((x1 - x0) * i) / xMax);
   const py = (v: number) => Math.round(y0 - ((y0 - y1) * Math.min(v, yMax)) / yMax);
   for (let g = 0; g <= 4; g++) {
@@ -39,7 +44,10 @@ export function linePlot(series: readonly Series[], width = 480, height = 240): 
   series.forEach((s, k) => {
     for (let i = 1; i < s.values.length; i++) {
       if (!Number.isFinite(s.values[i - 1]) || !Number.isFinite(s.values[i])) continue;
-      line(px(i - 1), py(s.values[i - 1]), px(i), py(s.values[i]), (x, y) => { put(x, y, s.colour); put(x, y + 1, s.colour); });
+      line(px(i - 1), py(s.values[i - 1]), px(i), py(s.values[i]), (x, y) => {
+        put(x, y, s.colour);
+        put(x, y + 1, s.colour);
+      });
     }
     // legend swatch: a short bar per series along the top margin, in series order
     for (let x = 0; x < 16; x++) for (let y = 2; y < 6; y++) put(x0 + 4 + 22 * k + x, y, s.colour);
@@ -58,14 +66,22 @@ function niceCeil(v: number): number {
 
 /** Bresenham line from (xa, ya) to (xb, yb). */
 function line(xa: number, ya: number, xb: number, yb: number, plot: (x: number, y: number) => void): void {
-  const dx = Math.abs(xb - xa), dy = -Math.abs(yb - ya);
-  const sx = xa < xb ? 1 : -1, sy = ya < yb ? 1 : -1;
+  const dx = Math.abs(xb - xa),
+    dy = -Math.abs(yb - ya);
+  const sx = xa < xb ? 1 : -1,
+    sy = ya < yb ? 1 : -1;
   let err = dx + dy;
   for (;;) {
     plot(xa, ya);
     if (xa === xb && ya === yb) return;
     const e2 = 2 * err;
-    if (e2 >= dy) { err += dy; xa += sx; }
-    if (e2 <= dx) { err += dx; ya += sy; }
+    if (e2 >= dy) {
+      err += dy;
+      xa += sx;
+    }
+    if (e2 <= dx) {
+      err += dx;
+      ya += sy;
+    }
   }
 }

@@ -25,11 +25,21 @@ export class OnlineWorldModel {
   ) {}
 
   /** Opens a trained model; `val` episodes (physics) pick the weights kept after each refresh. */
-  static async open(path: string, scene: Scene, spec: EnvSpec, opts: { val?: readonly EpisodeData[]; batch?: number; seed?: number } = {}): Promise<OnlineWorldModel> {
+  static async open(
+    path: string,
+    scene: Scene,
+    spec: EnvSpec,
+    opts: { val?: readonly EpisodeData[]; batch?: number; seed?: number } = {},
+  ): Promise<OnlineWorldModel> {
     const { dynamics, meta, params } = await loadEnsembleDynamics(path, scene, spec);
     const buffer = new TransitionSet(dynamics.layout, dynamics.coder);
     const val = TransitionSet.fromEpisodes(dynamics.layout, dynamics.coder, opts.val ?? []);
-    const trainer = await WorldModelTrainer.create(buffer, val, { config: dynamics.config, init: params, batch: opts.batch ?? 256, seed: opts.seed ?? 0 });
+    const trainer = await WorldModelTrainer.create(buffer, val, {
+      config: dynamics.config,
+      init: params,
+      batch: opts.batch ?? 256,
+      seed: opts.seed ?? 0,
+    });
     return new OnlineWorldModel(dynamics, trainer, meta);
   }
 
@@ -65,7 +75,8 @@ export class OnlineWorldModel {
    *  the one the model stored. */
   envFor(scene: Scene, spec: EnvSpec, numEnvs: number): WorldModelEnv {
     const stored = this.meta.specs[spec.id];
-    if (!stored) throw new InputError(`world model: not trained for ${spec.id} (has ${Object.keys(this.meta.specs).join(', ')})`);
+    if (!stored)
+      throw new InputError(`world model: not trained for ${spec.id} (has ${Object.keys(this.meta.specs).join(', ')})`);
     assertSameSpec(spec, stored, 'world model: stored spec');
     return new WorldModelEnv({ scene, spec, numEnvs, dynamics: this.dynamics, ownsDynamics: false });
   }
@@ -94,7 +105,14 @@ export class OnlineWorldModel {
 
   /** Writes the refreshed model (same specs and objects as the one opened). */
   save(path: string, note: string): Promise<void> {
-    return saveWmModel(path, this.trainer.config, this.trainer.params(), { objects: this.meta.objects, specs: this.meta.specs, command: `${this.meta.command}; ${note}` }, 0, this.trainer.steps);
+    return saveWmModel(
+      path,
+      this.trainer.config,
+      this.trainer.params(),
+      { objects: this.meta.objects, specs: this.meta.specs, command: `${this.meta.command}; ${note}` },
+      0,
+      this.trainer.steps,
+    );
   }
 
   async close(): Promise<void> {

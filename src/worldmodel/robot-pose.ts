@@ -21,7 +21,13 @@ export class ArmPoser {
     const robot = scene.robot;
     this.kin = new ArmKinematics(robot);
     ({ palmOffset: this.palmOffset, fingerDrop: this.fingerDrop } = gripperGeometry(robot));
-    this.names = [...scene.objects.map((o) => o.name), ...robot.links.map((l) => l.name), 'palm', 'finger_left', 'finger_right'];
+    this.names = [
+      ...scene.objects.map((o) => o.name),
+      ...robot.links.map((l) => l.name),
+      'palm',
+      'finger_left',
+      'finger_right',
+    ];
   }
 
   /** Joint angles at the home pose solved onto `tcp` (as a physics reset does). */
@@ -46,7 +52,10 @@ export class ArmPoser {
     const open = this.scene.robot.finger.maxOpening;
     const objects = this.scene.objects.map((obj, i) => {
       const init = task.initObjects[i];
-      if (!init) throw new RangeError(`task ${task.taskId} seed ${task.seed}: initObjects[${i}] missing for object "${obj.name}"`);
+      if (!init)
+        throw new RangeError(
+          `task ${task.taskId} seed ${task.seed}: initObjects[${i}] missing for object "${obj.name}"`,
+        );
       return {
         pos: [f(init.pos[0]), f(init.pos[1]), f(init.pos[2])] as [number, number, number],
         quat: [0, 0, f(dsin(init.yaw / 2)), f(dcos(init.yaw / 2))] as [number, number, number, number],
@@ -60,13 +69,20 @@ export class ArmPoser {
   /** Poses of every moving body (names and order as physics frame()): objects from the state, links and
    *  palm from joint angles q, fingers slid open by the state's openings along the palm's x axis. */
   poses(q: ArrayLike<number>, state: TabletopState, out?: BodyPose[]): BodyPose[] {
-    const poses = out ?? this.names.map((name) => ({ name, pos: [0, 0, 0] as BodyPose['pos'], quat: [0, 0, 0, 1] as BodyPose['quat'] }));
+    const poses =
+      out ??
+      this.names.map((name) => ({ name, pos: [0, 0, 0] as BodyPose['pos'], quat: [0, 0, 0, 1] as BodyPose['quat'] }));
     const m = state.objects.length;
     for (let i = 0; i < m; i++) {
       const o = state.objects[i];
       const p = poses[i];
-      p.pos[0] = o.pos[0]; p.pos[1] = o.pos[1]; p.pos[2] = o.pos[2];
-      p.quat[0] = o.quat[0]; p.quat[1] = o.quat[1]; p.quat[2] = o.quat[2]; p.quat[3] = o.quat[3];
+      p.pos[0] = o.pos[0];
+      p.pos[1] = o.pos[1];
+      p.pos[2] = o.pos[2];
+      p.quat[0] = o.quat[0];
+      p.quat[1] = o.quat[1];
+      p.quat[2] = o.quat[2];
+      p.quat[3] = o.quat[3];
     }
     const { kin, scene } = this;
     kin.fk(q);
@@ -93,19 +109,39 @@ export class ArmPoser {
 
 /** Quaternion (x, y, z, w) of the row-major rotation m[o..o+8] (Shepperd's method, sqrt only). */
 function quatFromMat(m: ArrayLike<number>, o: number, q: BodyPose['quat']): void {
-  const m00 = m[o], m01 = m[o + 1], m02 = m[o + 2], m10 = m[o + 3], m11 = m[o + 4], m12 = m[o + 5], m20 = m[o + 6], m21 = m[o + 7], m22 = m[o + 8];
+  const m00 = m[o],
+    m01 = m[o + 1],
+    m02 = m[o + 2],
+    m10 = m[o + 3],
+    m11 = m[o + 4],
+    m12 = m[o + 5],
+    m20 = m[o + 6],
+    m21 = m[o + 7],
+    m22 = m[o + 8];
   const tr = m00 + m11 + m22;
   if (tr > 0) {
     const s = 2 * Math.sqrt(tr + 1);
-    q[3] = 0.25 * s; q[0] = (m21 - m12) / s; q[1] = (m02 - m20) / s; q[2] = (m10 - m01) / s;
+    q[3] = 0.25 * s;
+    q[0] = (m21 - m12) / s;
+    q[1] = (m02 - m20) / s;
+    q[2] = (m10 - m01) / s;
   } else if (m00 > m11 && m00 > m22) {
     const s = 2 * Math.sqrt(1 + m00 - m11 - m22);
-    q[3] = (m21 - m12) / s; q[0] = 0.25 * s; q[1] = (m01 + m10) / s; q[2] = (m02 + m20) / s;
+    q[3] = (m21 - m12) / s;
+    q[0] = 0.25 * s;
+    q[1] = (m01 + m10) / s;
+    q[2] = (m02 + m20) / s;
   } else if (m11 > m22) {
     const s = 2 * Math.sqrt(1 + m11 - m00 - m22);
-    q[3] = (m02 - m20) / s; q[0] = (m01 + m10) / s; q[1] = 0.25 * s; q[2] = (m12 + m21) / s;
+    q[3] = (m02 - m20) / s;
+    q[0] = (m01 + m10) / s;
+    q[1] = 0.25 * s;
+    q[2] = (m12 + m21) / s;
   } else {
     const s = 2 * Math.sqrt(1 + m22 - m00 - m11);
-    q[3] = (m10 - m01) / s; q[0] = (m02 + m20) / s; q[1] = (m12 + m21) / s; q[2] = 0.25 * s;
+    q[3] = (m10 - m01) / s;
+    q[0] = (m02 + m20) / s;
+    q[1] = (m12 + m21) / s;
+    q[2] = 0.25 * s;
   }
 }

@@ -40,12 +40,23 @@ export interface ShadowOptions {
   onEpisode?: (done: number, total: number) => void;
 }
 
-function divergence(a: TabletopState, b: TabletopState, taskObject: number, groups: ReturnType<typeof stateGroups>, S: number): Omit<Record<DivergenceKey, number>, 'image_mae'> {
+function divergence(
+  a: TabletopState,
+  b: TabletopState,
+  taskObject: number,
+  groups: ReturnType<typeof stateGroups>,
+  S: number,
+): Omit<Record<DivergenceKey, number>, 'image_mae'> {
   const pa = packState(a, new Float64Array(S));
   const pb = packState(b, new Float64Array(S));
   const dist = (idx: number[]) => Math.sqrt(idx.reduce((s, j) => s + (pa[j] - pb[j]) ** 2, 0));
   const objects = groups.objectPos.reduce((s, idx) => s + dist(idx), 0) / groups.objectPos.length;
-  return { ee_m: dist(groups.ee), fingers_m: 0.5 * (Math.abs(pa[4] - pb[4]) + Math.abs(pa[5] - pb[5])), objects_m: objects, task_object_m: dist(groups.objectPos[taskObject]) };
+  return {
+    ee_m: dist(groups.ee),
+    fingers_m: 0.5 * (Math.abs(pa[4] - pb[4]) + Math.abs(pa[5] - pb[5])),
+    objects_m: objects,
+    task_object_m: dist(groups.objectPos[taskObject]),
+  };
 }
 
 function imageMae(a: Uint8Array | undefined, b: Uint8Array | undefined, i: number, n: number): number {
@@ -66,18 +77,34 @@ export async function runShadow(real: ShadowReal, wm: WorldModelEnv, opts: Shado
   const sums = Object.fromEntries(DIVERGENCE_KEYS.map((k) => [k, [] as number[]])) as Record<DivergenceKey, number[]>;
   const maxes = Object.fromEntries(DIVERGENCE_KEYS.map((k) => [k, 0])) as Record<DivergenceKey, number>;
   const alive: number[] = [];
-  let episodes = 0, steps = 0, envWins = 0, wmWins = 0, halluc = 0, hallucSteps = 0, nonSuccessSteps = 0;
+  let episodes = 0,
+    steps = 0,
+    envWins = 0,
+    wmWins = 0,
+    halluc = 0,
+    hallucSteps = 0,
+    nonSuccessSteps = 0;
   for (let w = 0; w < opts.seeds.length; w += n) {
     const wave = opts.seeds.slice(w, w + n);
     const seeds = Array.from({ length: n }, (_, i) => wave[i] ?? wave[0]);
     const first = await real.reset({ seed: seeds });
     // the real state alone: the world model solves the joints from home, the gripper open
-    await wm.resetFrom(seeds.map((_, i) => i), seeds.map((_, i) => ({ seed: real.task(i).seed, elapsed: 0, row: packState(real.state(i)) })));
-    opts.policy.onReset?.(Array.from({ length: n }, (_, i) => i), first.info);
-    const ctx = { keys: Float64Array.from(seeds, (seed, i) => (i < wave.length ? seed : -1)), steps: new Int32Array(n) };
+    await wm.resetFrom(
+      seeds.map((_, i) => i),
+      seeds.map((_, i) => ({ seed: real.task(i).seed, elapsed: 0, row: packState(real.state(i)) })),
+    );
+    opts.policy.onReset?.(
+      Array.from({ length: n }, (_, i) => i),
+      first.info,
+    );
+    const ctx = {
+      keys: Float64Array.from(seeds, (seed, i) => (i < wave.length ? seed : -1)),
+      steps: new Int32Array(n),
+    };
     let obs = first.obs;
     const live = Array.from({ length: n }, (_, i) => i < wave.length);
-    const wmDone = new Uint8Array(n), flagged = new Uint8Array(n);
+    const wmDone = new Uint8Array(n),
+      flagged = new Uint8Array(n);
     for (let t = 0; live.some(Boolean); t++) {
       ctx.steps.fill(t);
       const { actions: action } = await opts.policy.act(obs, ctx);
@@ -86,7 +113,10 @@ export async function runShadow(real: ShadowReal, wm: WorldModelEnv, opts: Shado
       obs = r.obs;
       for (let i = 0; i < n; i++) {
         if (!live[i]) continue;
-        const d = { ...divergence(real.state(i), wm.state(i), real.task(i).object, groups, S), image_mae: image ? imageMae(r.obs[image] as Uint8Array, m.obs[image] as Uint8Array, i, n) : 0 };
+        const d = {
+          ...divergence(real.state(i), wm.state(i), real.task(i).object, groups, S),
+          image_mae: image ? imageMae(r.obs[image] as Uint8Array, m.obs[image] as Uint8Array, i, n) : 0,
+        };
         for (const k of DIVERGENCE_KEYS) {
           sums[k][t] = (sums[k][t] ?? 0) + d[k];
           maxes[k] = Math.max(maxes[k], d[k]);
@@ -95,10 +125,16 @@ export async function runShadow(real: ShadowReal, wm: WorldModelEnv, opts: Shado
         steps++;
         const envOk = r.info.success[i] === 1;
         const wmOk = !wmDone[i] ? m.info.success[i] === 1 : false;
-        if (!envOk) { nonSuccessSteps++; if (wmOk) hallucSteps++; }
+        if (!envOk) {
+          nonSuccessSteps++;
+          if (wmOk) hallucSteps++;
+        }
         if (!wmDone[i] && m.terminated[i]) {
           wmWins++;
-          if (!envOk && !flagged[i]) { halluc++; flagged[i] = 1; }
+          if (!envOk && !flagged[i]) {
+            halluc++;
+            flagged[i] = 1;
+          }
         }
         if (m.terminated[i] || m.truncated[i]) wmDone[i] = 1;
         if (r.terminated[i] || r.truncated[i]) {
@@ -110,11 +146,24 @@ export async function runShadow(real: ShadowReal, wm: WorldModelEnv, opts: Shado
       }
     }
   }
-  const curves = Object.fromEntries(DIVERGENCE_KEYS.map((k) => [k, sums[k].map((s, t) => s / alive[t])])) as Record<DivergenceKey, number[]>;
-  const mean = Object.fromEntries(DIVERGENCE_KEYS.map((k) => [k, sums[k].reduce((a, b) => a + b, 0) / Math.max(1, steps)])) as Record<DivergenceKey, number>;
+  const curves = Object.fromEntries(DIVERGENCE_KEYS.map((k) => [k, sums[k].map((s, t) => s / alive[t])])) as Record<
+    DivergenceKey,
+    number[]
+  >;
+  const mean = Object.fromEntries(
+    DIVERGENCE_KEYS.map((k) => [k, sums[k].reduce((a, b) => a + b, 0) / Math.max(1, steps)]),
+  ) as Record<DivergenceKey, number>;
   const rate = (a: number, b: number) => a / Math.max(1, b);
   return {
-    episodes, steps, env_success_rate: rate(envWins, episodes), wm_success_rate: rate(wmWins, episodes),
-    hallucinated_success_rate: rate(halluc, episodes), hallucinated_step_rate: rate(hallucSteps, nonSuccessSteps), mean, max: maxes, curves, alive,
+    episodes,
+    steps,
+    env_success_rate: rate(envWins, episodes),
+    wm_success_rate: rate(wmWins, episodes),
+    hallucinated_success_rate: rate(halluc, episodes),
+    hallucinated_step_rate: rate(hallucSteps, nonSuccessSteps),
+    mean,
+    max: maxes,
+    curves,
+    alive,
   };
 }

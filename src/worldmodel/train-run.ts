@@ -7,7 +7,16 @@ import { InputError } from '../core/errors.ts';
 import { type EnvSpec, jsonLine } from '../core/spec.ts';
 import type { Scene } from '../scene/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../scene/load-file.ts';
-import { appendMetrics, checkOutputDir, checkOutputFile, lockFile, lockFolder, resumeCheckpoint, startMetrics, StopFlag } from '../store/index.ts';
+import {
+  appendMetrics,
+  checkOutputDir,
+  checkOutputFile,
+  lockFile,
+  lockFolder,
+  resumeCheckpoint,
+  startMetrics,
+  StopFlag,
+} from '../store/index.ts';
 import { loadWmCheckpoint, saveWmCheckpoint, type WmCheckpoint } from './checkpoint-file.ts';
 import { type EpisodeData, readEpisodeData, TransitionSet } from './dataset.ts';
 import { EnsembleDynamics } from './dynamics.ts';
@@ -72,7 +81,9 @@ export interface WmTrainSummary {
   skipped_steps: number;
 }
 
-export type WmTrainResult = { stopped: true; step: number } | { stopped: false; summary: WmTrainSummary; heldout: EvalReport; fit: FitResult };
+export type WmTrainResult =
+  | { stopped: true; step: number }
+  | { stopped: false; summary: WmTrainSummary; heldout: EvalReport; fit: FitResult };
 
 /** Every 10th episode (at least the last one) goes to validation when no `val` folders are given. */
 function splitEpisodes(all: EpisodeData[], val: EpisodeData[] | null): { train: EpisodeData[]; val: EpisodeData[] } {
@@ -82,11 +93,27 @@ function splitEpisodes(all: EpisodeData[], val: EpisodeData[] | null): { train: 
   return { train: all.filter((_, i) => !held(i)), val: all.filter((_, i) => held(i)) };
 }
 
-const setHash = (s: TransitionSet) => hashOf(s.feats.subarray(0, s.count * s.layout.featureDim), s.acts.subarray(0, s.count * s.coder.dim), s.deltas.subarray(0, s.count * s.layout.stateDim));
+const setHash = (s: TransitionSet) =>
+  hashOf(
+    s.feats.subarray(0, s.count * s.layout.featureDim),
+    s.acts.subarray(0, s.count * s.coder.dim),
+    s.deltas.subarray(0, s.count * s.layout.stateDim),
+  );
 
 /** What must match for a resume to continue the same run. */
 function runKey(o: WmTrainOptions, train: TransitionSet, val: TransitionSet): Record<string, unknown> {
-  return { members: o.members, hidden: o.hidden, steps: o.steps, timeBudget: o.timeBudget ?? null, batch: o.batch, lr: o.lr, evalEvery: o.evalEvery, seed: o.seed, train: setHash(train), val: setHash(val) };
+  return {
+    members: o.members,
+    hidden: o.hidden,
+    steps: o.steps,
+    timeBudget: o.timeBudget ?? null,
+    batch: o.batch,
+    lr: o.lr,
+    evalEvery: o.evalEvery,
+    seed: o.seed,
+    train: setHash(train),
+    val: setHash(val),
+  };
 }
 
 interface Inputs {
@@ -127,12 +154,22 @@ export async function trainWorldModel(o: WmTrainOptions, hooks: WmTrainHooks = {
   }
 }
 
-async function trainAndSave(o: WmTrainOptions, { scene, specs, coder, split, train, val }: Inputs, hooks: WmTrainHooks): Promise<WmTrainResult> {
+async function trainAndSave(
+  o: WmTrainOptions,
+  { scene, specs, coder, split, train, val }: Inputs,
+  hooks: WmTrainHooks,
+): Promise<WmTrainResult> {
   const run = runKey(o, train, val);
   const ckpt = resumeCheckpoint(o.runDir, run, o.resume, loadWmCheckpoint);
   const net = { members: o.members, hidden: o.hidden.split(',').map(Number) };
   const resumeFrom = ckpt ? { init: ckpt.state.params, config: ckpt.config } : {};
-  const trainer = await WorldModelTrainer.create(train, val, { net, batch: o.batch, seed: o.seed, maxNonFiniteSteps: o.maxNonfinite, ...resumeFrom });
+  const trainer = await WorldModelTrainer.create(train, val, {
+    net,
+    batch: o.batch,
+    seed: o.seed,
+    maxNonFiniteSteps: o.maxNonfinite,
+    ...resumeFrom,
+  });
   try {
     let steps = o.steps;
     let budget = null;
@@ -147,9 +184,18 @@ async function trainAndSave(o: WmTrainOptions, { scene, specs, coder, split, tra
     }
     startMetrics(o.metrics, ckpt ? ckpt.state.step : null, budget ? jsonLine(budget) : '');
     const meta = { objects: scene.objects.map((x) => x.name), specs, command: o.command };
-    const checkpoint = (state: WmCheckpoint['state']) => saveWmCheckpoint(o.runDir, { config: trainer.config, steps, run, state });
+    const checkpoint = (state: WmCheckpoint['state']) =>
+      saveWmCheckpoint(o.runDir, { config: trainer.config, steps, run, state });
     const fit = await fitSteps(trainer, o, steps, hooks, {
-      onBest: (params, m) => saveWmModel(o.out, trainer.config, params, { ...meta, report: { checkpoint_step: m.step, val_mse: m.valMse } }, o.seed, m.step),
+      onBest: (params, m) =>
+        saveWmModel(
+          o.out,
+          trainer.config,
+          params,
+          { ...meta, report: { checkpoint_step: m.step, val_mse: m.valMse } },
+          o.seed,
+          m.step,
+        ),
       onState: checkpoint,
     });
     if (fit.interrupted) {
@@ -157,15 +203,37 @@ async function trainAndSave(o: WmTrainOptions, { scene, specs, coder, split, tra
       return { stopped: true, step: trainer.steps };
     }
     const params = trainer.params();
-    const dyn = await EnsembleDynamics.create(trainer.config, params, stateLayout(scene.objects), limitsFromScene(scene), Object.values(specs)[0]);
+    const dyn = await EnsembleDynamics.create(
+      trainer.config,
+      params,
+      stateLayout(scene.objects),
+      limitsFromScene(scene),
+      Object.values(specs)[0],
+    );
     const heldout = await evaluateDynamics(dyn, scene, coder.names, split.val);
     await dyn.close();
     const summary = {
-      out: o.out, train_transitions: train.count, train_episodes: split.train.length, val_transitions: val.count, val_episodes: split.val.length,
-      members: o.members, hidden: o.hidden, steps: fit.steps, best_step: fit.bestStep, best_val_mse: fit.bestValMse, skipped_steps: fit.skipped,
+      out: o.out,
+      train_transitions: train.count,
+      train_episodes: split.train.length,
+      val_transitions: val.count,
+      val_episodes: split.val.length,
+      members: o.members,
+      hidden: o.hidden,
+      steps: fit.steps,
+      best_step: fit.bestStep,
+      best_val_mse: fit.bestValMse,
+      skipped_steps: fit.skipped,
     };
     // The model files hold no clock reading, so a resumed run writes the same bytes as an uninterrupted one.
-    await saveWmModel(o.out, trainer.config, params, { ...meta, report: { ...summary, heldout } }, o.seed, fit.bestStep);
+    await saveWmModel(
+      o.out,
+      trainer.config,
+      params,
+      { ...meta, report: { ...summary, heldout } },
+      o.seed,
+      fit.bestStep,
+    );
     appendMetrics(o.metrics, { kind: 'heldout', ...heldout });
     return { stopped: false, summary, heldout, fit };
   } finally {
@@ -176,12 +244,23 @@ async function trainAndSave(o: WmTrainOptions, { scene, specs, coder, split, tra
 type FitHooks = Pick<Parameters<WorldModelTrainer['fit']>[0], 'onBest' | 'onState'>;
 
 /** The fit with JSONL metrics, checkpoints every `checkpointEvery` steps, and the stop flag polled between steps. */
-async function fitSteps(trainer: WorldModelTrainer, o: WmTrainOptions, steps: number, hooks: WmTrainHooks, save: FitHooks): Promise<FitResult> {
+async function fitSteps(
+  trainer: WorldModelTrainer,
+  o: WmTrainOptions,
+  steps: number,
+  hooks: WmTrainHooks,
+  save: FitHooks,
+): Promise<FitResult> {
   const stop = new StopFlag(hooks.shouldStop);
   const end = hooks.onStart?.(trainer.steps, steps);
   try {
     return await trainer.fit({
-      steps, lr: o.lr, evalEvery: o.evalEvery, stateEvery: o.checkpointEvery, shouldStop: () => stop.requested, ...save,
+      steps,
+      lr: o.lr,
+      evalEvery: o.evalEvery,
+      stateEvery: o.checkpointEvery,
+      shouldStop: () => stop.requested,
+      ...save,
       onMetrics: (m: FitMetrics) => {
         appendMetrics(o.metrics, { kind: 'train', ...m });
         hooks.onMetrics?.(m);

@@ -5,7 +5,12 @@
 import { dcos } from '../core/dmath.ts';
 import { Rng } from '../core/rng.ts';
 import { DYN, Graph } from '../nn/ir.ts';
-import { WM_NORM, worldModelLossBuilder, worldModelStepBuilder, type WorldModelNetConfig } from '../nn/nets/worldmodel.ts';
+import {
+  WM_NORM,
+  worldModelLossBuilder,
+  worldModelStepBuilder,
+  type WorldModelNetConfig,
+} from '../nn/nets/worldmodel.ts';
 import { ParamStore } from '../nn/params.ts';
 import { floatData, tensor } from '../nn/runtime.ts';
 import { ForwardSession, type OptimizerState, TrainSession } from '../nn/train.ts';
@@ -86,21 +91,48 @@ export class WorldModelTrainer {
   private resumed = false;
   private readonly bufs: { s: Float32Array; a: Float32Array; t: Float32Array };
 
-  private constructor(private session: TrainSession, readonly train: TransitionSet, readonly val: TransitionSet | null, config: WorldModelNetConfig & { members: number }, readonly batch: number, readonly seed: number) {
+  private constructor(
+    private session: TrainSession,
+    readonly train: TransitionSet,
+    readonly val: TransitionSet | null,
+    config: WorldModelNetConfig & { members: number },
+    readonly batch: number,
+    readonly seed: number,
+  ) {
     this.config = config;
     this.best = session.params();
     const K = config.members;
-    this.bufs = { s: new Float32Array(K * batch * config.stateDim), a: new Float32Array(K * batch * config.actionDim), t: new Float32Array(K * batch * train.layout.stateDim) };
+    this.bufs = {
+      s: new Float32Array(K * batch * config.stateDim),
+      a: new Float32Array(K * batch * config.actionDim),
+      t: new Float32Array(K * batch * train.layout.stateDim),
+    };
   }
 
   /** A fresh ensemble (normalisers fitted on `train`) or a warm start from `init` (its normalisers kept). */
-  static async create(train: TransitionSet, val: TransitionSet | null, opts: { net?: NetOptions; batch?: number; seed?: number; weightDecay?: number; init?: ParamStore; config?: WorldModelNetConfig; maxNonFiniteSteps?: number }): Promise<WorldModelTrainer> {
+  static async create(
+    train: TransitionSet,
+    val: TransitionSet | null,
+    opts: {
+      net?: NetOptions;
+      batch?: number;
+      seed?: number;
+      weightDecay?: number;
+      init?: ParamStore;
+      config?: WorldModelNetConfig;
+      maxNonFiniteSteps?: number;
+    },
+  ): Promise<WorldModelTrainer> {
     if (train.count === 0 && !opts.init) throw new Error('world-model training: no transitions');
     const seed = opts.seed ?? 0;
     const batch = opts.batch ?? 256;
     const config = (opts.config ?? {
-      stateDim: train.layout.featureDim, actionDim: train.coder.dim, outDim: train.layout.stateDim,
-      members: opts.net?.members ?? 5, hidden: opts.net?.hidden ?? [200, 200, 200], act: opts.net?.act ?? 'silu',
+      stateDim: train.layout.featureDim,
+      actionDim: train.coder.dim,
+      outDim: train.layout.stateDim,
+      members: opts.net?.members ?? 5,
+      hidden: opts.net?.hidden ?? [200, 200, 200],
+      act: opts.net?.act ?? 'silu',
     }) as WorldModelNetConfig & { members: number };
     const g = new Graph();
     worldModelLossBuilder(config, batch)(g);
@@ -116,7 +148,11 @@ export class WorldModelTrainer {
       params.set(WM_NORM.outMean, outStats.mean);
       params.set(WM_NORM.outStd, outStats.std);
     }
-    const session = await TrainSession.create(ensembleLossBuilder(config, batch), params, { optimizer: { maxGradNorm: 10, weightDecay: opts.weightDecay ?? 1e-5 }, threads: 1, maxNonFiniteSteps: opts.maxNonFiniteSteps });
+    const session = await TrainSession.create(ensembleLossBuilder(config, batch), params, {
+      optimizer: { maxGradNorm: 10, weightDecay: opts.weightDecay ?? 1e-5 },
+      threads: 1,
+      maxNonFiniteSteps: opts.maxNonFiniteSteps,
+    });
     return new WorldModelTrainer(session, train, val, config, batch, seed);
   }
 
@@ -133,9 +169,14 @@ export class WorldModelTrainer {
   exportState(): TrainerState {
     const f = this.fitState;
     return {
-      step: this.totalSteps, fitStep: f.done, skipped: f.skipped, bestStep: f.bestStep,
+      step: this.totalSteps,
+      fitStep: f.done,
+      skipped: f.skipped,
+      bestStep: f.bestStep,
       bestScore: Number.isFinite(this.bestMse) ? this.bestMse : null,
-      params: this.session.params(), optimizer: this.session.exportOptimizer(), best: this.best.clone(),
+      params: this.session.params(),
+      optimizer: this.session.exportOptimizer(),
+      best: this.best.clone(),
     };
   }
 
@@ -154,7 +195,9 @@ export class WorldModelTrainer {
   private fillBatch(t: number, stream = BATCH_STREAM): void {
     const rng = new Rng(this.seed, (stream + t) >>> 0);
     const { s, a, t: d } = this.bufs;
-    const F = this.config.stateDim, A = this.config.actionDim, S = this.train.layout.stateDim;
+    const F = this.config.stateDim,
+      A = this.config.actionDim,
+      S = this.train.layout.stateDim;
     const n = this.train.count;
     for (let r = 0; r < this.config.members * this.batch; r++) {
       const i = rng.int(n); // bootstrap: each member draws its own rows with replacement
@@ -165,12 +208,16 @@ export class WorldModelTrainer {
   }
 
   private runStep(lr: number) {
-    const K = this.config.members, B = this.batch;
-    return this.session.step({
-      state: tensor('float32', this.bufs.s, [K, B, this.config.stateDim]),
-      action: tensor('float32', this.bufs.a, [K, B, this.config.actionDim]),
-      target: tensor('float32', this.bufs.t, [K, B, this.train.layout.stateDim]),
-    }, lr);
+    const K = this.config.members,
+      B = this.batch;
+    return this.session.step(
+      {
+        state: tensor('float32', this.bufs.s, [K, B, this.config.stateDim]),
+        action: tensor('float32', this.bufs.a, [K, B, this.config.actionDim]),
+        target: tensor('float32', this.bufs.t, [K, B, this.train.layout.stateDim]),
+      },
+      lr,
+    );
   }
 
   /** Milliseconds per train step, timed on `probe` throwaway steps; the state is restored afterwards,
@@ -195,8 +242,12 @@ export class WorldModelTrainer {
     const st = this.resumed ? this.fitState : (this.fitState = { done: 0, skipped: 0, bestStep: -1 });
     this.resumed = false;
     const result = (interrupted: boolean): FitResult => ({
-      steps: st.done, bestValMse: Number.isFinite(this.bestMse) && this.bestMse >= 0 ? this.bestMse : null, bestStep: st.bestStep,
-      elapsedMs: Math.round(performance.now() - t0), skipped: st.skipped, interrupted,
+      steps: st.done,
+      bestValMse: Number.isFinite(this.bestMse) && this.bestMse >= 0 ? this.bestMse : null,
+      bestStep: st.bestStep,
+      elapsedMs: Math.round(performance.now() - t0),
+      skipped: st.skipped,
+      interrupted,
     });
     if (this.train.count === 0) return result(false);
     const lr0 = opts.lr ?? 1e-3;
@@ -212,7 +263,13 @@ export class WorldModelTrainer {
       st.done = step;
       this.totalSteps++;
       if (step % every === 0 || step === opts.steps) {
-        const m: FitMetrics = { step: this.totalSteps, loss: r.loss, gradNorm: r.gradNorm, lr, elapsedMs: Math.round(performance.now() - t0) };
+        const m: FitMetrics = {
+          step: this.totalSteps,
+          loss: r.loss,
+          gradNorm: r.gradNorm,
+          lr,
+          elapsedMs: Math.round(performance.now() - t0),
+        };
         const params = this.session.params();
         if (this.val && this.val.count > 0) m.valMse = await validationMse(this.config, params, this.val);
         opts.onMetrics?.(m);
@@ -238,11 +295,22 @@ export class WorldModelTrainer {
 
   /** Warm-started retraining for `steps` steps (weights and optimizer moments carry over). The best
    *  validation score is re-measured first so new data can replace the kept weights. */
-  async refresh(opts: { steps: number; lr?: number; evalEvery?: number; onMetrics?: FitOptions['onMetrics'] }): Promise<FitResult> {
+  async refresh(opts: {
+    steps: number;
+    lr?: number;
+    evalEvery?: number;
+    onMetrics?: FitOptions['onMetrics'];
+  }): Promise<FitResult> {
     if (this.val && this.val.count > 0) this.bestMse = await validationMse(this.config, this.best, this.val);
     else this.bestMse = Infinity;
     const lr = opts.lr ?? 3e-4;
-    return this.fit({ steps: opts.steps, lr, lrFinal: lr, evalEvery: opts.evalEvery ?? 200, onMetrics: opts.onMetrics });
+    return this.fit({
+      steps: opts.steps,
+      lr,
+      lrFinal: lr,
+      evalEvery: opts.evalEvery ?? 200,
+      onMetrics: opts.onMetrics,
+    });
   }
 
   async close(): Promise<void> {
@@ -267,12 +335,21 @@ function interleave(x: Float32Array, y: Float32Array, n: number, a: number, b: n
 }
 
 /** Held-out 1-step error of the ensemble-mean Δ, in target-normalised units (first VAL_ROWS rows). */
-export async function validationMse(config: WorldModelNetConfig & { members: number }, params: ParamStore, val: TransitionSet): Promise<number> {
+export async function validationMse(
+  config: WorldModelNetConfig & { members: number },
+  params: ParamStore,
+  val: TransitionSet,
+): Promise<number> {
   const n = Math.min(val.count, VAL_ROWS);
-  const F = config.stateDim, A = config.actionDim, S = val.layout.stateDim;
+  const F = config.stateDim,
+    A = config.actionDim,
+    S = val.layout.stateDim;
   const fwd = await ForwardSession.create(worldModelStepBuilder(config, DYN), params, { threads: 1 });
   try {
-    const out = await fwd.run({ state: tensor('float32', val.feats.subarray(0, n * F), [n, F]), action: tensor('float32', val.acts.subarray(0, n * A), [n, A]) });
+    const out = await fwd.run({
+      state: tensor('float32', val.feats.subarray(0, n * F), [n, F]),
+      action: tensor('float32', val.acts.subarray(0, n * A), [n, A]),
+    });
     const d = floatData(out.delta_mean);
     const std = params.get(WM_NORM.outStd);
     const K = config.members;

@@ -1,12 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import {
-  AutoResearchEnv, Executor, MAX_TURNS, OnlineOutcomeModel, STATUSES, VOCAB, episodeRuns, executorSource, ladder, loadTask, modelSource, programTokens, researchBranching, researchRow, stateFromRow,
+  AutoResearchEnv,
+  Executor,
+  MAX_TURNS,
+  OnlineOutcomeModel,
+  STATUSES,
+  VOCAB,
+  episodeRuns,
+  executorSource,
+  ladder,
+  loadTask,
+  modelSource,
+  programTokens,
+  researchBranching,
+  researchRow,
+  stateFromRow,
 } from '../../src/autoresearch/index.ts';
 import { checkEnv } from '../../src/env/index.ts';
 
 const executor = new Executor({ concurrency: 2 });
 const task = loadTask('iris-species');
-const action = (tokens: Int32Array, n = 1) => Object.fromEntries(Array.from(tokens, (t, k) => [`tok_${k}`, new Int32Array(n).fill(t)]));
+const action = (tokens: Int32Array, n = 1) =>
+  Object.fromEntries(Array.from(tokens, (t, k) => [`tok_${k}`, new Int32Array(n).fill(t)]));
 const GOOD = programTokens({ model: 'tree', params: { depth: 4 } });
 const MALFORMED = Int32Array.from(GOOD, (t, k) => (k === 0 ? VOCAB.indexOf('scale:none') : t)); // no model token
 
@@ -17,7 +32,9 @@ describe('AutoResearchEnv on the real executor', () => {
     expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'branching']));
   });
 
-  it('scores turns by the ladder, keeps the best as progress, and ends after MAX_TURNS turns', { timeout: 120_000 }, async () => {
+  it('scores turns by the ladder, keeps the best as progress, and ends after MAX_TURNS turns', {
+    timeout: 120_000,
+  }, async () => {
     const env = new AutoResearchEnv(task, 1, executorSource(executor));
     const { obs } = await env.reset({ seed: 3 });
     expect((obs.instruction as string[])[0]).toContain(task.spec.description.slice(0, 40));
@@ -39,7 +56,9 @@ describe('AutoResearchEnv on the real executor', () => {
 });
 
 describe('the outcome model', () => {
-  it('is an env on the same contract (world-model source, rewardVar), exact on malformed programs', { timeout: 120_000 }, async () => {
+  it('is an env on the same contract (world-model source, rewardVar), exact on malformed programs', {
+    timeout: 120_000,
+  }, async () => {
     const online = new OnlineOutcomeModel([task], 0);
     const env = new AutoResearchEnv(task, 2, modelSource(online.model));
     await checkEnv(env, { steps: 3 });

@@ -88,7 +88,11 @@ describe('Executor: a well-behaved child', () => {
     const dir = join(work, 'readable');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'data.txt'), 'visible');
-    const allowed = await ex.run({ script: script('read-outside'), input: { path: join(dir, 'data.txt') }, readPaths: [dir] });
+    const allowed = await ex.run({
+      script: script('read-outside'),
+      input: { path: join(dir, 'data.txt') },
+      readPaths: [dir],
+    });
     expect(allowed.outcome).toBe('ok');
     expect(allowed.result).toEqual({ text: 'visible' });
     const refused = await hostile({ script: script('read-outside'), input: { path: join(dir, 'data.txt') } });
@@ -101,15 +105,18 @@ describe('Executor: a well-behaved child', () => {
     const dir = TS_DIR;
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'child.ts');
-    writeFileSync(file, [
-      "import { readFileSync } from 'node:fs';",
-      "import { z } from 'zod';",
-      `import { FAMILIES } from ${JSON.stringify(join(REPO, 'src/autoresearch/dsl.ts'))};`,
-      'const Input = z.object({ n: z.number() });',
-      'const input: z.infer<typeof Input> = Input.parse(JSON.parse(readFileSync(process.env.WMRL_INPUT!, "utf8")));',
-      "if (input.n < 0) throw new Error('negative n');",
-      'console.log(JSON.stringify({ twice: input.n * 2, families: FAMILIES.length, dirname: import.meta.dirname, url: import.meta.url }));',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        "import { readFileSync } from 'node:fs';",
+        "import { z } from 'zod';",
+        `import { FAMILIES } from ${JSON.stringify(join(REPO, 'src/autoresearch/dsl.ts'))};`,
+        'const Input = z.object({ n: z.number() });',
+        'const input: z.infer<typeof Input> = Input.parse(JSON.parse(readFileSync(process.env.WMRL_INPUT!, "utf8")));',
+        "if (input.n < 0) throw new Error('negative n');",
+        'console.log(JSON.stringify({ twice: input.n * 2, families: FAMILIES.length, dirname: import.meta.dirname, url: import.meta.url }));',
+      ].join('\n'),
+    );
     const ok = await ex.run({ script: file, input: { n: 21 } });
     expect(ok.outcome).toBe('ok');
     expect(ok.result).toEqual({ twice: 42, families: 7, dirname: dir, url: `file://${file}` });
@@ -119,7 +126,9 @@ describe('Executor: a well-behaved child', () => {
     expect(bad.stderrTail).toContain(`${file}:6:`);
     const broken = join(dir, 'broken.ts');
     writeFileSync(broken, 'const x: number = ;\n');
-    await expect(ex.run({ script: broken, input: {} })).rejects.toThrow(/cannot compile .*broken\.ts[\s\S]*broken\.ts:1/);
+    await expect(ex.run({ script: broken, input: {} })).rejects.toThrow(
+      /cannot compile .*broken\.ts[\s\S]*broken\.ts:1/,
+    );
   });
 });
 
@@ -143,10 +152,13 @@ describe('Executor: containment of hostile children', () => {
     expect(r.outcome).toBe('memory');
   });
 
-  it.skipIf(!capped)('stops a child that grows off-heap Buffers without bound (memory, by the address-space cap)', async () => {
-    const r = await hostile({ script: script('offheap'), input: {} });
-    expect(r.outcome).toBe('memory');
-  });
+  it.skipIf(!capped)(
+    'stops a child that grows off-heap Buffers without bound (memory, by the address-space cap)',
+    async () => {
+      const r = await hostile({ script: script('offheap'), input: {} });
+      expect(r.outcome).toBe('memory');
+    },
+  );
 
   it('reports a child that throws (error)', async () => {
     const r = await hostile({ script: script('throw'), input: {} });
@@ -228,7 +240,12 @@ describe('Executor: concurrency', () => {
   };
   /** The most intervals alive at one instant (an end at the same instant as a start counts as before it). */
   const maxOverlap = (xs: Interval[]): number => {
-    const events = xs.flatMap((x) => [{ t: x.start, d: 1 }, { t: x.end, d: -1 }]).sort((a, b) => (a.t === b.t ? a.d - b.d : a.t < b.t ? -1 : 1));
+    const events = xs
+      .flatMap((x) => [
+        { t: x.start, d: 1 },
+        { t: x.end, d: -1 },
+      ])
+      .sort((a, b) => (a.t === b.t ? a.d - b.d : a.t < b.t ? -1 : 1));
     let alive = 0;
     let most = 0;
     for (const e of events) most = Math.max(most, (alive += e.d));
@@ -252,7 +269,9 @@ describe('Executor: concurrency', () => {
 
   it('starts queued jobs first come, first served', async () => {
     const serial = new Executor({ concurrency: 1, scratchRoot });
-    const reports = await Promise.all(Array.from({ length: 3 }, () => serial.run({ script: script('sleep'), input: { ms: 50 } })));
+    const reports = await Promise.all(
+      Array.from({ length: 3 }, () => serial.run({ script: script('sleep'), input: { ms: 50 } })),
+    );
     const xs = reports.map(interval);
     expect(xs[0].end <= xs[1].start && xs[1].end <= xs[2].start).toBe(true);
   });
@@ -261,16 +280,28 @@ describe('Executor: concurrency', () => {
 describe('Executor: bad calls', () => {
   const bad = (job: unknown) => ex.run(job as ExecJob);
   it('rejects a bad job with an InputError naming the field', async () => {
-    await expect(bad({ script: 'hostile/good.mjs', input: {} })).rejects.toThrow(/\$\.script: must be an absolute path/);
+    await expect(bad({ script: 'hostile/good.mjs', input: {} })).rejects.toThrow(
+      /\$\.script: must be an absolute path/,
+    );
     await expect(bad({ script: join(HOSTILE, 'missing.mjs'), input: {} })).rejects.toThrow(/\$\.script: no such file/);
     await expect(bad({ script: join(HOSTILE, 'good.txt'), input: {} })).rejects.toThrow(/\$\.script: must end in/);
     await expect(bad({ script: script('good') })).rejects.toThrow(/\$\.input/);
-    await expect(bad({ script: script('good'), input: { n: 1n } })).rejects.toThrow(/\$\.input: must be JSON-serializable/);
-    await expect(bad({ script: script('good'), input: {}, limits: { memoryMb: 512 } })).rejects.toThrow(/\$\.limits\.memoryMb/);
-    await expect(bad({ script: script('good'), input: {}, limits: { wallMs: 1.5 } })).rejects.toThrow(/\$\.limits\.wallMs/);
+    await expect(bad({ script: script('good'), input: { n: 1n } })).rejects.toThrow(
+      /\$\.input: must be JSON-serializable/,
+    );
+    await expect(bad({ script: script('good'), input: {}, limits: { memoryMb: 512 } })).rejects.toThrow(
+      /\$\.limits\.memoryMb/,
+    );
+    await expect(bad({ script: script('good'), input: {}, limits: { wallMs: 1.5 } })).rejects.toThrow(
+      /\$\.limits\.wallMs/,
+    );
     await expect(bad({ script: script('good'), input: {}, limits: { cpuMs: 5 } })).rejects.toThrow(/cpuMs/);
-    await expect(bad({ script: script('good'), input: {}, readPaths: ['/tmp/a,b'] })).rejects.toThrow(/\$\.readPaths\[0\]: must not contain ','/);
-    await expect(bad({ script: script('good'), input: {}, readPaths: [join(work, 'nope')] })).rejects.toThrow(/\$\.readPaths\[0\]: no such file/);
+    await expect(bad({ script: script('good'), input: {}, readPaths: ['/tmp/a,b'] })).rejects.toThrow(
+      /\$\.readPaths\[0\]: must not contain ','/,
+    );
+    await expect(bad({ script: script('good'), input: {}, readPaths: [join(work, 'nope')] })).rejects.toThrow(
+      /\$\.readPaths\[0\]: no such file/,
+    );
     await expect(bad({ script: script('good'), input: {} })).resolves.toMatchObject({ outcome: 'ok' });
     await expect(bad({ script: 'x' })).rejects.toBeInstanceOf(InputError);
     expect(ex.running).toBe(0);
@@ -292,11 +323,18 @@ describe('classify', () => {
     expect(classify({ ...exit, exitCode: null, signal: 'SIGKILL' }, here)).toBe('memory'); // not ours: the OOM killer
     expect(classify({ ...exit, exitCode: null, signal: 'SIGSEGV' }, here)).toBe('memory');
     expect(classify({ ...exit, exitCode: null, signal: 'SIGSEGV' }, { ...here, memoryCap: 'heap-only' })).toBe('error');
-    expect(classify({ ...exit, stderrTail: 'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory' }, here)).toBe('memory');
+    expect(
+      classify(
+        { ...exit, stderrTail: 'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory' },
+        here,
+      ),
+    ).toBe('memory');
     expect(classify({ ...exit, fatal: { code: 'ENETUNREACH' } }, here)).toBe('denied');
     expect(classify({ ...exit, fatal: { code: 'ENETUNREACH' } }, { ...here, network: 'not-isolated' })).toBe('error');
     expect(classify({ ...exit, stderrTail: "  code: 'ERR_ACCESS_DENIED',\n" }, here)).toBe('denied');
-    expect(classify({ ...exit, exitCode: 2, stderrTail: 'Error: Access to this API has been restricted\n' }, here)).toBe('denied'); // caught and printed
+    expect(
+      classify({ ...exit, exitCode: 2, stderrTail: 'Error: Access to this API has been restricted\n' }, here),
+    ).toBe('denied'); // caught and printed
     expect(classify(exit, here)).toBe('error');
   });
   it('caps the heap below the address space', () => {

@@ -15,7 +15,11 @@ describe('leaderboards', () => {
       expect(b.runs.length, t.id).toBeGreaterThanOrEqual(20);
       expect([b.metric, b.higherIsBetter]).toEqual([t.metric, t.higherIsBetter]);
       const families = new Set(b.runs.map((r) => r.program.model));
-      expect([...families].sort()).toEqual(t.kind === 'classification' ? ['bayes', 'forest', 'knn', 'logistic', 'mlp', 'tree'] : ['forest', 'knn', 'linear', 'mlp', 'tree']);
+      expect([...families].sort()).toEqual(
+        t.kind === 'classification'
+          ? ['bayes', 'forest', 'knn', 'logistic', 'mlp', 'tree']
+          : ['forest', 'knn', 'linear', 'mlp', 'tree'],
+      );
       for (const r of b.runs) {
         expect(checkProgram(r.program, task)).toBeNull();
         expect(() => programTokens(r.program)).not.toThrow();
@@ -50,7 +54,8 @@ describe('leaderboards', () => {
 
   it('referenceRuns gives each run its own validation position', () => {
     for (const t of TASKS) {
-      for (const r of referenceRuns(t.id)) expect(r.position).toBe(leaderboardPosition(t.id, r.validation, 'validation'));
+      for (const r of referenceRuns(t.id))
+        expect(r.position).toBe(leaderboardPosition(t.id, r.validation, 'validation'));
     }
   });
 
@@ -58,7 +63,9 @@ describe('leaderboards', () => {
     const seed = leaderboards().seed;
     for (const id of ['iris-species', 'cars-mpg']) {
       const task = loadTask(id);
-      const runs = leaderboards().tasks[id].runs.filter((r) => ['tree', 'knn', 'linear', 'bayes'].includes(r.program.model)).slice(0, 4);
+      const runs = leaderboards()
+        .tasks[id].runs.filter((r) => ['tree', 'knn', 'linear', 'bayes'].includes(r.program.model))
+        .slice(0, 4);
       for (const r of runs) {
         const again = await runProgram(task, r.program, seed);
         expect([again.validation, again.test]).toEqual([r.validation, r.test]);

@@ -4,11 +4,18 @@ import { Executor, PAD, VOCAB, ladder, loadTask, programTokens, runProposal } fr
 const executor = new Executor({ concurrency: 2 });
 
 describe('proposals through the sandbox', () => {
-  it('absurd budgets in valid programs are stopped at their limits and scored by the ladder; the harness keeps running', { timeout: 120_000 }, async () => {
+  it('absurd budgets in valid programs are stopped at their limits and scored by the ladder; the harness keeps running', {
+    timeout: 120_000,
+  }, async () => {
     const cars = loadTask('cars-mpg');
     const [forest, mlp] = await Promise.all([
       runProposal(executor, cars, programTokens({ model: 'forest', budget: 'small', params: { trees: 5000 } }), 0),
-      runProposal(executor, loadTask('seattle-weather'), programTokens({ model: 'mlp', budget: 'small', params: { hidden: 4096, epochs: 100000 } }), 0),
+      runProposal(
+        executor,
+        loadTask('seattle-weather'),
+        programTokens({ model: 'mlp', budget: 'small', params: { hidden: 4096, epochs: 100000 } }),
+        0,
+      ),
     ]);
     expect(forest.status).toBe('no_result');
     expect(forest.feedback).toContain('timeout');
@@ -22,7 +29,9 @@ describe('proposals through the sandbox', () => {
 
   it('malformed and invalid programs are scored without running', async () => {
     const iris = loadTask('iris-species');
-    const noEnd = Int32Array.from(programTokens({ model: 'tree' }), (t) => (VOCAB[t] === 'end' ? VOCAB.indexOf(PAD) : t));
+    const noEnd = Int32Array.from(programTokens({ model: 'tree' }), (t) =>
+      VOCAB[t] === 'end' ? VOCAB.indexOf(PAD) : t,
+    );
     const malformed = await runProposal(executor, iris, noEnd, 0);
     expect(malformed.status).toBe('malformed');
     expect(malformed.wallMs).toBe(0);
@@ -31,7 +40,9 @@ describe('proposals through the sandbox', () => {
     expect(invalid.feedback).toContain('regressor');
   });
 
-  it('the same program and seed give the same scores (a run is a function of its program, task and seed)', { timeout: 60_000 }, async () => {
+  it('the same program and seed give the same scores (a run is a function of its program, task and seed)', {
+    timeout: 60_000,
+  }, async () => {
     const p = programTokens({ model: 'forest', params: { trees: 10 } });
     const task = loadTask('penguins-species');
     const [a, b] = await Promise.all([runProposal(executor, task, p, 5), runProposal(executor, task, p, 5)]);

@@ -33,7 +33,8 @@ describe('runProgram', () => {
         expect(Number.isFinite(a.validation) && Number.isFinite(a.test)).toBe(true);
         expect(a.trainMs).toBeGreaterThanOrEqual(0);
         expect([b.validation, b.test]).toEqual([a.validation, a.test]);
-        if (task.kind === 'classification') expect(a.validation).toBeGreaterThan(0.5); // three balanced classes: chance is 1/3
+        if (task.kind === 'classification')
+          expect(a.validation).toBeGreaterThan(0.5); // three balanced classes: chance is 1/3
         else expect(a.validation).toBeLessThan(8); // mpg spread is ~7.8
       });
     }
@@ -42,7 +43,12 @@ describe('runProgram', () => {
   it('seeded families depend on the seed', async () => {
     const forest = P({ model: 'forest', params: { trees: 10, depth: 4 } });
     const mlp = P(FAST.mlp);
-    const runs = await Promise.all([runProgram(cars, forest, 1), runProgram(cars, forest, 2), runProgram(cars, mlp, 1), runProgram(cars, mlp, 2)]);
+    const runs = await Promise.all([
+      runProgram(cars, forest, 1),
+      runProgram(cars, forest, 2),
+      runProgram(cars, mlp, 1),
+      runProgram(cars, mlp, 2),
+    ]);
     expect(runs[0].validation).not.toBe(runs[1].validation);
     expect(runs[2].validation).not.toBe(runs[3].validation);
   });
@@ -51,14 +57,21 @@ describe('runProgram', () => {
     await expect(runProgram(iris, P({ model: 'linear' }), 0)).rejects.toThrow(/linear is a regressor/);
     await expect(runProgram(cars, P({ model: 'bayes' }), 0)).rejects.toThrow(/bayes is a classifier/);
     await expect(runProgram(iris, P({ model: 'tree', params: { k: 5 } }), 0)).rejects.toThrow(/tree does not take k/);
-    await expect(runProgram(iris, P({ model: 'knn', params: { k: 500 } }), 0)).rejects.toThrow(/exceeds the 90 training rows/);
+    await expect(runProgram(iris, P({ model: 'knn', params: { k: 500 } }), 0)).rejects.toThrow(
+      /exceeds the 90 training rows/,
+    );
     await expect(runProgram(iris, { model: 'svm' } as never, 0)).rejects.toThrow(/invalid program/);
     await expect(runProgram(iris, P({ model: 'tree' }), 0.5)).rejects.toThrow(/seed/);
   });
 
   it('fills defaults and never caps huge hyperparameters', () => {
     expect(resolveParams(P({ model: 'forest', params: { trees: 5000 } }))).toMatchObject({ trees: 5000, depth: 8 });
-    expect(resolveParams(P({ model: 'mlp', params: { hidden: 4096, epochs: 100000 } }))).toMatchObject({ hidden: 4096, epochs: 100000, layers: 2, lr: 0.01 });
+    expect(resolveParams(P({ model: 'mlp', params: { hidden: 4096, epochs: 100000 } }))).toMatchObject({
+      hidden: 4096,
+      epochs: 100000,
+      layers: 2,
+      lr: 0.01,
+    });
   });
 });
 
@@ -70,8 +83,20 @@ describe('preprocessing', () => {
     const onehot = preprocess(penguins, base);
     expect(onehot.names).toContain('island=Biscoe');
     expect(onehot.names.length).toBe(4 + 3 + 2);
-    expect(preprocess(penguins, P({ model: 'knn', encode: 'ordinal' })).names).toEqual(['island', 'beak_length', 'beak_depth', 'flipper_length', 'body_mass', 'sex']);
-    expect(preprocess(penguins, P({ model: 'knn', features: 'numeric' })).names).toEqual(['beak_length', 'beak_depth', 'flipper_length', 'body_mass']);
+    expect(preprocess(penguins, P({ model: 'knn', encode: 'ordinal' })).names).toEqual([
+      'island',
+      'beak_length',
+      'beak_depth',
+      'flipper_length',
+      'body_mass',
+      'sex',
+    ]);
+    expect(preprocess(penguins, P({ model: 'knn', features: 'numeric' })).names).toEqual([
+      'beak_length',
+      'beak_depth',
+      'flipper_length',
+      'body_mass',
+    ]);
     expect(preprocess(penguins, P({ model: 'knn', features: 'top3' })).names.length).toBe(3);
     expect(preprocess(penguins, P({ model: 'knn', features: 'top6' })).names.length).toBe(6);
     const dropped = preprocess(penguins, P({ model: 'knn', impute: 'drop' }));
@@ -99,12 +124,21 @@ describe('preprocessing', () => {
   });
 
   it('changes results: scaling for k-NN, encoding for naive Bayes, feature subsets for linear regression', async () => {
-    const [raw, scaled] = await Promise.all([runProgram(penguins, P({ model: 'knn' }), 0), runProgram(penguins, P({ model: 'knn', scale: 'standard' }), 0)]);
+    const [raw, scaled] = await Promise.all([
+      runProgram(penguins, P({ model: 'knn' }), 0),
+      runProgram(penguins, P({ model: 'knn', scale: 'standard' }), 0),
+    ]);
     expect(scaled.validation).toBeGreaterThan(raw.validation);
-    const [onehot, ordinal] = await Promise.all([runProgram(penguins, P({ model: 'bayes' }), 0), runProgram(penguins, P({ model: 'bayes', encode: 'ordinal' }), 0)]);
+    const [onehot, ordinal] = await Promise.all([
+      runProgram(penguins, P({ model: 'bayes' }), 0),
+      runProgram(penguins, P({ model: 'bayes', encode: 'ordinal' }), 0),
+    ]);
     expect(onehot.validation).not.toBe(ordinal.validation);
     const cars = loadTask('cars-mpg');
-    const [all, top3] = await Promise.all([runProgram(cars, P({ model: 'linear' }), 0), runProgram(cars, P({ model: 'linear', features: 'top3' }), 0)]);
+    const [all, top3] = await Promise.all([
+      runProgram(cars, P({ model: 'linear' }), 0),
+      runProgram(cars, P({ model: 'linear', features: 'top3' }), 0),
+    ]);
     expect(top3.validation).not.toBe(all.validation);
   });
 });
@@ -120,13 +154,22 @@ describe('metrics', () => {
   });
 });
 
-interface Child { code: number; stdout: string; stderr: string }
+interface Child {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function runChild(input: string): Promise<Child> {
   return new Promise((done) => {
-    const child = execFile('node', ['bin/run-ts.mjs', 'src/autoresearch/run-child.ts'], { cwd: ROOT }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      'node',
+      ['bin/run-ts.mjs', 'src/autoresearch/run-child.ts'],
+      { cwd: ROOT },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
     child.stdin!.end(input);
   });
 }

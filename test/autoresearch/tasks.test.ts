@@ -1,13 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { loadTask, readDataset } from '../../src/autoresearch/data-file.ts';
-import { META_NAMES, TASKS, association, isMissing, metaFeatures, prepareTask, splitRows, taskSpec } from '../../src/autoresearch/tasks.ts';
+import {
+  META_NAMES,
+  TASKS,
+  association,
+  isMissing,
+  metaFeatures,
+  prepareTask,
+  splitRows,
+  taskSpec,
+} from '../../src/autoresearch/tasks.ts';
 
 describe('AutoResearch tasks', () => {
   it('has at least 6 tasks of both kinds, 2+ held out, each with a description and a stated metric direction', () => {
     expect(TASKS.length).toBeGreaterThanOrEqual(6);
     expect(new Set(TASKS.map((t) => t.id)).size).toBe(TASKS.length);
     expect(TASKS.filter((t) => t.heldout).length).toBeGreaterThanOrEqual(2);
-    expect(TASKS.filter((t) => !t.heldout).map((t) => t.kind)).toEqual(expect.arrayContaining(['classification', 'regression']));
+    expect(TASKS.filter((t) => !t.heldout).map((t) => t.kind)).toEqual(
+      expect.arrayContaining(['classification', 'regression']),
+    );
     for (const t of TASKS) {
       expect(t.description.length, t.id).toBeGreaterThan(80);
       expect(t.higherIsBetter, t.id).toBe(t.metric !== 'rmse');
@@ -16,20 +27,23 @@ describe('AutoResearch tasks', () => {
     expect(() => taskSpec('nope')).toThrow(/unknown AutoResearch task "nope"/);
   });
 
-  it.each(TASKS.map((t) => t.id))('%s: the split is disjoint, covers every row, is 60/20/20 and is the same when built again', (id) => {
-    const spec = taskSpec(id);
-    const a = prepareTask(spec, readDataset(spec.dataset));
-    const b = prepareTask(spec, readDataset(spec.dataset));
-    const { train, validation, test } = a.split;
-    const all = [...train, ...validation, ...test];
-    expect(new Set(all).size).toBe(all.length);
-    expect([...all].sort((x, y) => x - y)).toEqual(Array.from({ length: a.y.length }, (_, i) => i));
-    expect(Math.abs(train.length / a.y.length - 0.6)).toBeLessThan(0.02);
-    expect(Math.abs(validation.length / a.y.length - 0.2)).toBeLessThan(0.02);
-    expect(b.split).toEqual(a.split);
-    expect(a.trainRows).toBe(train.length);
-    for (const c of a.features) expect([spec.target, ...spec.drop]).not.toContain(c.name);
-  });
+  it.each(TASKS.map((t) => t.id))(
+    '%s: the split is disjoint, covers every row, is 60/20/20 and is the same when built again',
+    (id) => {
+      const spec = taskSpec(id);
+      const a = prepareTask(spec, readDataset(spec.dataset));
+      const b = prepareTask(spec, readDataset(spec.dataset));
+      const { train, validation, test } = a.split;
+      const all = [...train, ...validation, ...test];
+      expect(new Set(all).size).toBe(all.length);
+      expect([...all].sort((x, y) => x - y)).toEqual(Array.from({ length: a.y.length }, (_, i) => i));
+      expect(Math.abs(train.length / a.y.length - 0.6)).toBeLessThan(0.02);
+      expect(Math.abs(validation.length / a.y.length - 0.2)).toBeLessThan(0.02);
+      expect(b.split).toEqual(a.split);
+      expect(a.trainRows).toBe(train.length);
+      for (const c of a.features) expect([spec.target, ...spec.drop]).not.toContain(c.name);
+    },
+  );
 
   it('stratifies classification splits: every class appears in every split', () => {
     for (const t of TASKS.filter((x) => x.kind === 'classification')) {

@@ -19,7 +19,18 @@ afterAll(async () => {
 describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
   it('collects DART demos, clones them and beats random on the train split', { timeout: 120_000 }, async () => {
     const data = join(dir, 'demos');
-    const c = await runJson(['collect', '--task', 'pick-place', '--episodes', '6', '--noise', '0.05', '--out', data, '--json']);
+    const c = await runJson([
+      'collect',
+      '--task',
+      'pick-place',
+      '--episodes',
+      '6',
+      '--noise',
+      '0.05',
+      '--out',
+      data,
+      '--json',
+    ]);
     expect(c.episodes).toBe(6);
     const { demos, meta } = readDemoFolder(data);
     expect(meta.labels).toBe('expert');
@@ -34,18 +45,56 @@ describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
 
     const model = join(dir, 'bc.onnx');
     const runDir = join(dir, 'run');
-    const p = await runJson(['pretrain', '--data', data, '--out', model, '--steps', '300', '--lr', '0.003', '--batch', '32', '--size', 'tiny', '--shift', '2', '--log-every', '100', '--checkpoint-every', '150', '--run-dir', runDir, '--no-counterfactual', '--json']);
+    const p = await runJson([
+      'pretrain',
+      '--data',
+      data,
+      '--out',
+      model,
+      '--steps',
+      '300',
+      '--lr',
+      '0.003',
+      '--batch',
+      '32',
+      '--size',
+      'tiny',
+      '--shift',
+      '2',
+      '--log-every',
+      '100',
+      '--checkpoint-every',
+      '150',
+      '--run-dir',
+      runDir,
+      '--no-counterfactual',
+      '--json',
+    ]);
     expect(p.samples).toBe(demos.reduce((s, d) => s + d.length, 0));
-    const lines = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.step)).toEqual([100, 200, 300]);
     expect(lines[2].loss).toBeLessThan(lines[0].loss);
     expect(existsSync(join(runDir, 'checkpoint.json'))).toBe(true);
 
-    const opts = { scene: loadSceneFile(DEFAULT_SCENE_PATH), tasks: ['tabletop/pick-place'], policies: [model, 'random'], split: 'train' as const, episodes: 6, seed: 0, temperature: 1, numEnvs: 6 };
+    const opts = {
+      scene: loadSceneFile(DEFAULT_SCENE_PATH),
+      tasks: ['tabletop/pick-place'],
+      policies: [model, 'random'],
+      split: 'train' as const,
+      episodes: 6,
+      seed: 0,
+      temperature: 1,
+      numEnvs: 6,
+    };
     const report = await runEval(opts);
     EvalReportSchema.parse(report);
     const [bc, rnd] = report.policies.map((x) => x.results.overall);
-    console.log(`tiny BC on pick-place (train split, 6 episodes): success ${bc.success_rate}, progress ${bc.mean_progress.toFixed(2)}; random: progress ${rnd.mean_progress.toFixed(2)}`);
+    console.log(
+      `tiny BC on pick-place (train split, 6 episodes): success ${bc.success_rate}, progress ${bc.mean_progress.toFixed(2)}; random: progress ${rnd.mean_progress.toFixed(2)}`,
+    );
     expect(bc.mean_progress).toBeGreaterThan(rnd.mean_progress);
     // Same policy and seed: identical report.
     expect(await runEval(opts)).toEqual(report);

@@ -29,12 +29,30 @@ describe('wmrl CLI', () => {
     const r = await wmrl('tasks', '--json');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out.tasks.map((t: { id: string }) => t.id)).toEqual(['tabletop/push', 'tabletop/pick-place', 'tabletop/stack', 'tabletop/put-in-bin']);
+    expect(out.tasks.map((t: { id: string }) => t.id)).toEqual([
+      'tabletop/push',
+      'tabletop/pick-place',
+      'tabletop/stack',
+      'tabletop/put-in-bin',
+    ]);
   });
 
   it('rollout --json reports a Wilson interval and writes a readable run folder', async () => {
     const out = join(tmp, 'run');
-    const r = await wmrl('rollout', '--task', 'stack', '--policy', 'expert', '--episodes', '3', '--split', 'heldout', '--out', out, '--json');
+    const r = await wmrl(
+      'rollout',
+      '--task',
+      'stack',
+      '--policy',
+      'expert',
+      '--episodes',
+      '3',
+      '--split',
+      'heldout',
+      '--out',
+      out,
+      '--json',
+    );
     expect(r.code).toBe(0);
     const res = JSON.parse(r.stdout);
     expect(res).toMatchObject({ episodes: 3, split: 'heldout', out });

@@ -18,7 +18,9 @@ afterAll(async () => {
 
 /** Every file a command wrote into `out` (provenance files, which record the command line, aside). */
 function files(out: string): Record<string, string> {
-  const names = readdirSync(out).filter((f) => f !== 'run.json').sort();
+  const names = readdirSync(out)
+    .filter((f) => f !== 'run.json')
+    .sort();
   return Object.fromEntries(names.map((f) => [f, readFileSync(join(out, f)).toString('base64')]));
 }
 
@@ -34,21 +36,51 @@ async function atEveryLayout(name: string, args: string[]): Promise<Record<strin
 
 describe('results do not depend on --num-envs', () => {
   it('eval of a sampled model policy: byte-identical report.json, chart and page', async () => {
-    const [a, b, c] = await atEveryLayout('eval', ['eval', '--policy', TINY, '--task', 'pick-place', '--episodes', '5', '--temperature', '1']);
+    const [a, b, c] = await atEveryLayout('eval', [
+      'eval',
+      '--policy',
+      TINY,
+      '--task',
+      'pick-place',
+      '--episodes',
+      '5',
+      '--temperature',
+      '1',
+    ]);
     expect(Object.keys(a)).toEqual(['index.html', 'report.json', 'success.png']);
     expect(b).toEqual(a);
     expect(c).toEqual(a);
   });
 
   it('collect with token noise: byte-identical demonstration folders', async () => {
-    const [a, b, c] = await atEveryLayout('collect', ['collect', '--task', 'push', '--episodes', '5', '--noise', '0.2', '--seed', '3']);
+    const [a, b, c] = await atEveryLayout('collect', [
+      'collect',
+      '--task',
+      'push',
+      '--episodes',
+      '5',
+      '--noise',
+      '0.2',
+      '--seed',
+      '3',
+    ]);
     expect(Object.keys(a)).toEqual(expect.arrayContaining(['episodes.bin', 'index.json', 'labels.bin', 'demos.json']));
     expect(b).toEqual(a);
     expect(c).toEqual(a);
   });
 
   it('rollout of the noisy expert: byte-identical episode folders', async () => {
-    const [a, b, c] = await atEveryLayout('rollout', ['rollout', '--policy', 'expert', '--noise', '0.2', '--task', 'stack', '--episodes', '5']);
+    const [a, b, c] = await atEveryLayout('rollout', [
+      'rollout',
+      '--policy',
+      'expert',
+      '--noise',
+      '0.2',
+      '--task',
+      'stack',
+      '--episodes',
+      '5',
+    ]);
     expect(Object.keys(a)).toEqual(expect.arrayContaining(['episodes.bin', 'index.json']));
     expect(b).toEqual(a);
     expect(c).toEqual(a);

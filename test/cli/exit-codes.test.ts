@@ -22,13 +22,22 @@ describe('exit codes: 2 for bad input, 1 for internal failures', () => {
   it('InputError, UsageError and SceneError are bad input', () => {
     expect(failure(new InputError('x.json: $.a: bad'))).toEqual({ message: 'x.json: $.a: bad', code: 2 });
     expect(failure(new UsageError('--episodes: must be >= 1')).code).toBe(2);
-    expect(failure(new SceneError('s.json', [{ path: '$.robot', message: 'missing' }]))).toEqual({ message: 's.json: $.robot: missing', code: 2 });
+    expect(failure(new SceneError('s.json', [{ path: '$.robot', message: 'missing' }]))).toEqual({
+      message: 's.json: $.robot: missing',
+      code: 2,
+    });
   });
 
   it('a path that is missing or of the wrong kind is bad input, named without a stack', () => {
     writeFileSync(join(tmp, 'file'), '');
-    expect(failure(thrown(() => readFileSync(join(tmp, 'missing'))))).toEqual({ message: `${join(tmp, 'missing')}: no such file or directory`, code: 2 });
-    expect(failure(thrown(() => mkdirSync(join(tmp, 'file'), { recursive: true })))).toEqual({ message: `${join(tmp, 'file')}: is a file, not a folder`, code: 2 });
+    expect(failure(thrown(() => readFileSync(join(tmp, 'missing'))))).toEqual({
+      message: `${join(tmp, 'missing')}: no such file or directory`,
+      code: 2,
+    });
+    expect(failure(thrown(() => mkdirSync(join(tmp, 'file'), { recursive: true })))).toEqual({
+      message: `${join(tmp, 'file')}: is a file, not a folder`,
+      code: 2,
+    });
   });
 
   it('anything else is an internal failure', () => {

@@ -4,14 +4,36 @@ import { cooperate, handleInterrupt, interrupted, resetInterrupt } from '../../s
 import { progressBar } from '../../src/cli/progress.ts';
 
 /** A stream that says it is a terminal and records what is written to it. */
-function fakeTerminal(): Writable & { isTTY: boolean; columns: number; text: () => string; cursorTo: () => boolean; clearLine: () => boolean; moveCursor: () => boolean } {
+function fakeTerminal(): Writable & {
+  isTTY: boolean;
+  columns: number;
+  text: () => string;
+  cursorTo: () => boolean;
+  clearLine: () => boolean;
+  moveCursor: () => boolean;
+} {
   let text = '';
-  const s = new Writable({ write(chunk, _enc, cb) { text += String(chunk); cb(); } }) as ReturnType<typeof fakeTerminal>;
-  Object.assign(s, { isTTY: true, columns: 100, text: () => text, cursorTo: () => true, clearLine: () => true, moveCursor: () => true });
+  const s = new Writable({
+    write(chunk, _enc, cb) {
+      text += String(chunk);
+      cb();
+    },
+  }) as ReturnType<typeof fakeTerminal>;
+  Object.assign(s, {
+    isTTY: true,
+    columns: 100,
+    text: () => text,
+    cursorTo: () => true,
+    clearLine: () => true,
+    moveCursor: () => true,
+  });
   return s;
 }
 
-const HIDE_CURSOR = '\x1b[?25l', SHOW_CURSOR = '\x1b[?25h', WRAP_OFF = '\x1b[?7l', WRAP_ON = '\x1b[?7h';
+const HIDE_CURSOR = '\x1b[?25l',
+  SHOW_CURSOR = '\x1b[?25h',
+  WRAP_OFF = '\x1b[?7l',
+  WRAP_ON = '\x1b[?7h';
 
 afterEach(() => {
   resetInterrupt();

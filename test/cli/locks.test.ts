@@ -23,7 +23,11 @@ describe('one writer per output folder', () => {
         const r = await wmrlProcess(tmp, ...args(out));
         expect(r.code, r.stderr).toBe(2);
         expect(r.stderr).toMatch(new RegExp(`--out: ${out}.*(locked|being written).*pid ${process.pid}`, 's'));
-        expect(existsSync(join(out, 'index.json')) || existsSync(join(out, 'report.json')) || existsSync(join(out, 'shadow.json'))).toBe(false);
+        expect(
+          existsSync(join(out, 'index.json')) ||
+            existsSync(join(out, 'report.json')) ||
+            existsSync(join(out, 'shadow.json')),
+        ).toBe(false);
       } finally {
         lock.release();
       }
@@ -32,7 +36,18 @@ describe('one writer per output folder', () => {
 
   it('a command that fails after taking the lock leaves no empty output folder behind', async () => {
     const out = join(tmp, 'never-made');
-    const r = await wmrlProcess(tmp, 'eval', '--policy', 'no-such-policy.onnx', '--task', 'push', '--episodes', '1', '--out', out);
+    const r = await wmrlProcess(
+      tmp,
+      'eval',
+      '--policy',
+      'no-such-policy.onnx',
+      '--task',
+      'push',
+      '--episodes',
+      '1',
+      '--out',
+      out,
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--policy: model file "no-such-policy\.onnx" does not exist/);
     expect(existsSync(out)).toBe(false);

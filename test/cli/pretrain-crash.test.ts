@@ -10,7 +10,25 @@ import { interruptAfterFirstMetrics, wmrlProcess } from './helpers.ts';
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-pretrain-crash-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const data = join(tmp, 'demos');
-const TRAIN = ['--data', data, '--out', 'm/bc.onnx', '--run-dir', 'run', '--steps', '120', '--batch', '8', '--size', 'tiny', '--log-every', '1', '--checkpoint-every', '40', '--no-counterfactual'];
+const TRAIN = [
+  '--data',
+  data,
+  '--out',
+  'm/bc.onnx',
+  '--run-dir',
+  'run',
+  '--steps',
+  '120',
+  '--batch',
+  '8',
+  '--size',
+  'tiny',
+  '--log-every',
+  '1',
+  '--checkpoint-every',
+  '40',
+  '--no-counterfactual',
+];
 const cwd = (name: string) => {
   const dir = join(tmp, name);
   mkdirSync(dir, { recursive: true });
@@ -23,7 +41,9 @@ beforeAll(async () => {
 }, 60_000);
 
 describe('pretrain: crash safety', () => {
-  it('Ctrl-C writes a final checkpoint and exits 130; --resume finishes byte-identical to an uninterrupted run', { timeout: 120_000 }, async () => {
+  it('Ctrl-C writes a final checkpoint and exits 130; --resume finishes byte-identical to an uninterrupted run', {
+    timeout: 120_000,
+  }, async () => {
     const straight = cwd('straight');
     const r = await wmrlProcess(straight, 'pretrain', ...TRAIN);
     expect(r.code, r.stderr).toBe(0);
@@ -41,13 +61,19 @@ describe('pretrain: crash safety', () => {
 
     const again = await wmrlProcess(cut, 'pretrain', ...TRAIN, '--resume');
     expect(again.code, again.stderr).toBe(0);
-    for (const f of ['m/bc.onnx', 'm/bc.json']) expect(readFileSync(join(cut, f)).equals(readFileSync(join(straight, f))), f).toBe(true);
+    for (const f of ['m/bc.onnx', 'm/bc.json'])
+      expect(readFileSync(join(cut, f)).equals(readFileSync(join(straight, f))), f).toBe(true);
     // the resumed metrics file holds each step once, in order
-    const steps = readFileSync(join(cut, 'run', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).step);
+    const steps = readFileSync(join(cut, 'run', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).step);
     expect(steps).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
   });
 
-  it('refuses outputs that cannot be written, and a second writer of the run folder, before any work (exit 2)', { timeout: 60_000 }, async () => {
+  it('refuses outputs that cannot be written, and a second writer of the run folder, before any work (exit 2)', {
+    timeout: 60_000,
+  }, async () => {
     const dir = cwd('bad-out');
     mkdirSync(join(dir, 'm', 'bc.onnx'), { recursive: true });
     const r = await wmrlProcess(dir, 'pretrain', ...TRAIN);
@@ -57,15 +83,27 @@ describe('pretrain: crash safety', () => {
 
     const busy = cwd('busy');
     mkdirSync(join(busy, 'run'));
-    writeFileSync(join(busy, 'run', '.wmrl.lock'), JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), command: 'wmrl pretrain (test)', started: 'now' }));
+    writeFileSync(
+      join(busy, 'run', '.wmrl.lock'),
+      JSON.stringify({
+        pid: process.pid,
+        host: (await import('node:os')).hostname(),
+        command: 'wmrl pretrain (test)',
+        started: 'now',
+      }),
+    );
     writeFileSync(join(busy, 'run', 'metrics.jsonl'), '{"step":1}\n');
     const b = await wmrlProcess(busy, 'pretrain', ...TRAIN);
     expect(b.code).toBe(2);
-    expect(b.stderr).toMatch(new RegExp(`--run-dir: run is being written by another wmrl command \\(pid ${process.pid} `));
+    expect(b.stderr).toMatch(
+      new RegExp(`--run-dir: run is being written by another wmrl command \\(pid ${process.pid} `),
+    );
     expect(readFileSync(join(busy, 'run', 'metrics.jsonl'), 'utf8')).toBe('{"step":1}\n');
   });
 
-  it('stops with exit 1 after --max-nonfinite consecutive rejected steps and writes no model', { timeout: 60_000 }, async () => {
+  it('stops with exit 1 after --max-nonfinite consecutive rejected steps and writes no model', {
+    timeout: 60_000,
+  }, async () => {
     const dir = cwd('nan');
     const r = await wmrlProcess(dir, 'pretrain', ...TRAIN, '--lr', '1e30', '--max-nonfinite', '5');
     expect(r.code).toBe(1);

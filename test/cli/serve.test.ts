@@ -11,8 +11,11 @@ const runs = mkdtempSync(join(tmpdir(), 'wmrl-serve-'));
 /** Starts `wmrl serve ...args`; resolves with the printed URL (or the exit when it never prints one). */
 function serve(...args: string[]) {
   const child = spawn('node', [BIN, 'serve', '--run', runs, ...args], { env: { ...process.env, NO_COLOR: '1' } });
-  let out = '', err = '';
-  const exit = new Promise<{ code: number | null; out: string; err: string }>((done) => child.on('close', (code) => done({ code, out, err })));
+  let out = '',
+    err = '';
+  const exit = new Promise<{ code: number | null; out: string; err: string }>((done) =>
+    child.on('close', (code) => done({ code, out, err })),
+  );
   const url = new Promise<string | null>((done) => {
     child.stdout.on('data', (d) => {
       out += d;
@@ -28,22 +31,53 @@ function serve(...args: string[]) {
 /** Runs `wmrl ...args` to the end; stdout and stderr as text. */
 function finish(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn('node', [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
-  let out = '', err = '';
+  let out = '',
+    err = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (err += d));
   return new Promise((done) => child.on('close', (code) => done({ code, out, err })));
 }
 
 describe('--serve on the commands that run envs', () => {
-  it('rollout --serve prints the viewer URL before it rolls out, then finishes as without it', { timeout: 120_000 }, async () => {
-    const r = await finish('rollout', '--task', 'push', '--episodes', '1', '--num-envs', '1', '--out', join(runs, 'rollout'), '--serve', '--port', '0', '--json');
+  it('rollout --serve prints the viewer URL before it rolls out, then finishes as without it', {
+    timeout: 120_000,
+  }, async () => {
+    const r = await finish(
+      'rollout',
+      '--task',
+      'push',
+      '--episodes',
+      '1',
+      '--num-envs',
+      '1',
+      '--out',
+      join(runs, 'rollout'),
+      '--serve',
+      '--port',
+      '0',
+      '--json',
+    );
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/^wmrl viewer: http:\/\/127\.0\.0\.1:\d+\/$/m);
     expect(JSON.parse(r.out).episodes).toBe(1);
   });
 
   it('npm start (wmrl start) prints the live viewer URL as its first line', { timeout: 240_000 }, async () => {
-    const r = await finish('start', '--minutes', '0.15', '--preset', 'smoke', '--episodes', '1', '--task', 'pick-place', '--out', join(runs, 'start'), '--port', '0');
+    const r = await finish(
+      'start',
+      '--minutes',
+      '0.15',
+      '--preset',
+      'smoke',
+      '--episodes',
+      '1',
+      '--task',
+      'pick-place',
+      '--out',
+      join(runs, 'start'),
+      '--port',
+      '0',
+    );
     expect(r.code).toBe(0);
     expect(r.err.split('\n')[0]).toMatch(/^wmrl viewer \(live training\): http:\/\/127\.0\.0\.1:\d+\/$/);
     expect(r.out).toContain('improvement:');
@@ -51,7 +85,9 @@ describe('--serve on the commands that run envs', () => {
 });
 
 describe('wmrl serve', () => {
-  it('prints a loopback URL, serves the models for the in-page mode, and stops on Ctrl-C (exit 130, as every command)', { timeout: 60_000 }, async () => {
+  it('prints a loopback URL, serves the models for the in-page mode, and stops on Ctrl-C (exit 130, as every command)', {
+    timeout: 60_000,
+  }, async () => {
     const s = serve('--port', '0');
     const url = await s.url;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);

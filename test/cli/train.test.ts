@@ -8,11 +8,20 @@ const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const ROOT = join(import.meta.dirname, '../..');
 const SMOKE = ['train', '--mode', 'real', '--preset', 'smoke', '--task', 'pick-place'];
-const lines = (dir: string) => readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n')
-  .map((l) => Object.fromEntries(Object.entries(JSON.parse(l) as Record<string, number>).filter(([k]) => !k.startsWith('time/'))));
+const lines = (dir: string) =>
+  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) =>
+      Object.fromEntries(
+        Object.entries(JSON.parse(l) as Record<string, number>).filter(([k]) => !k.startsWith('time/')),
+      ),
+    );
 
 describe('wmrl train (tabletop, smoke preset)', () => {
-  it('--resume continues exactly: the metrics equal an uninterrupted run (time fields aside)', { timeout: 120_000 }, async () => {
+  it('--resume continues exactly: the metrics equal an uninterrupted run (time fields aside)', {
+    timeout: 120_000,
+  }, async () => {
     const whole = join(tmp, 'whole');
     const cut = join(tmp, 'cut');
     expect((await wmrlProcess(ROOT, ...SMOKE, '--iterations', '2', '--out', whole)).code).toBe(0);
@@ -24,7 +33,9 @@ describe('wmrl train (tabletop, smoke preset)', () => {
     expect(lines(whole)[1]['losses/logp_gap']).toBeLessThan(1e-5);
   });
 
-  it('wmrl mode with branching, fidelity and world-model refreshes resumes exactly (refresh buffer and trainer state in the checkpoint)', { timeout: 120_000 }, async () => {
+  it('wmrl mode with branching, fidelity and world-model refreshes resumes exactly (refresh buffer and trainer state in the checkpoint)', {
+    timeout: 120_000,
+  }, async () => {
     const cfg = join(tmp, 'refresh.json');
     writeFileSync(cfg, JSON.stringify({ refreshEvery: 300, refreshSteps: 10, fidelityEvery: 2, checkpointEvery: 1 }));
     const WM = ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--config', cfg];

@@ -10,20 +10,41 @@ import { spawnWmrl, wmrlProcess } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-worker-cli-'));
-const metrics = (dir: string) => readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n')
-  .map((l) => Object.fromEntries(Object.entries(JSON.parse(l) as Record<string, number>).filter(([k]) => !k.startsWith('time/'))));
+const metrics = (dir: string) =>
+  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) =>
+      Object.fromEntries(
+        Object.entries(JSON.parse(l) as Record<string, number>).filter(([k]) => !k.startsWith('time/')),
+      ),
+    );
 const RUN_FILES = ['checkpoint.json', 'checkpoint.bin', 'policy.onnx', 'policy.json'];
-const files = (dir: string) => Object.fromEntries(RUN_FILES.map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
+const files = (dir: string) =>
+  Object.fromEntries(RUN_FILES.map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
 
 /** A `wmrl worker` process; `log` collects its stderr, `started` resolves on its first job. */
-async function worker(url: string, env: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; log: () => string; started: Promise<string> }> {
-  const { child: proc } = await spawnWmrl({ cwd: ROOT, env }, 'worker', '--redis', url, '--verbose', '--lock-duration', '1000');
+async function worker(
+  url: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ proc: ChildProcess; log: () => string; started: Promise<string> }> {
+  const { child: proc } = await spawnWmrl(
+    { cwd: ROOT, env },
+    'worker',
+    '--redis',
+    url,
+    '--verbose',
+    '--lock-duration',
+    '1000',
+  );
   let log = '';
-  const started = new Promise<string>((resolve) => proc.stderr!.on('data', (d: Buffer) => {
-    log += d.toString();
-    const m = log.match(/job (\S+): started/);
-    if (m) resolve(m[1]);
-  }));
+  const started = new Promise<string>((resolve) =>
+    proc.stderr!.on('data', (d: Buffer) => {
+      log += d.toString();
+      const m = log.match(/job (\S+): started/);
+      if (m) resolve(m[1]);
+    }),
+  );
   return { proc, log: () => log, started };
 }
 
@@ -39,7 +60,19 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
   const cfg = join(tmp, 'cfg.json');
   // wmrl mode (world-model groups on the workers with --remote all), refreshes from the anchors' states
   writeFileSync(cfg, JSON.stringify({ refreshEvery: 150, refreshSteps: 5, checkpointEvery: 1 }));
-  const train = (iterations = 3) => ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--iterations', String(iterations), '--config', cfg];
+  const train = (iterations = 3) => [
+    'train',
+    '--mode',
+    'wmrl',
+    '--preset',
+    'smoke',
+    '--task',
+    'pick-place',
+    '--iterations',
+    String(iterations),
+    '--config',
+    cfg,
+  ];
   const local = join(tmp, 'local');
   beforeAll(async () => {
     server = await startRedis();
@@ -51,11 +84,16 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('in-process, 1 worker (anchors) and 2 workers (all groups): identical metrics (time fields aside), checkpoints and policy files', { timeout: 180_000 }, async () => {
+  it('in-process, 1 worker (anchors) and 2 workers (all groups): identical metrics (time fields aside), checkpoints and policy files', {
+    timeout: 180_000,
+  }, async () => {
     expect(metrics(local).at(-1)!['refresh/count']).toBeGreaterThan(0);
     const workers = [await worker(server.url)];
     try {
-      for (const [count, remote] of [[1, 'anchors'], [2, 'all']] as const) {
+      for (const [count, remote] of [
+        [1, 'anchors'],
+        [2, 'all'],
+      ] as const) {
         while (workers.length < count) workers.push(await worker(server.url));
         const out = join(tmp, `workers-${count}`);
         const r = await wmrlProcess(ROOT, ...train(), '--out', out, '--redis', server.url, '--remote', remote);
@@ -105,7 +143,18 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
       const out = join(tmp, 'resumed');
       const first = await wmrlProcess(ROOT, ...train(2), '--out', out, '--redis', server.url, '--remote', 'all');
       expect(first.code, first.stderr).toBe(0);
-      const rest = await wmrlProcess(ROOT, 'train', '--resume', out, '--iterations', '3', '--redis', server.url, '--remote', 'all');
+      const rest = await wmrlProcess(
+        ROOT,
+        'train',
+        '--resume',
+        out,
+        '--iterations',
+        '3',
+        '--redis',
+        server.url,
+        '--remote',
+        'all',
+      );
       expect(rest.code, rest.stderr).toBe(0);
       expect(metrics(out)).toEqual(metrics(local));
       expect(files(out)).toEqual(files(local));
@@ -121,7 +170,14 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     const remote = await wmrlProcess(ROOT, 'worker', '--redis', 'redis://10.1.2.3:6379');
     expect(remote.code).toBe(2);
     expect(remote.stderr).toMatch(/password/);
-    const gone = await wmrlProcess(ROOT, ...train(), '--out', join(tmp, 'never'), '--redis', `unix://${join(tmp, 'none.sock')}`);
+    const gone = await wmrlProcess(
+      ROOT,
+      ...train(),
+      '--out',
+      join(tmp, 'never'),
+      '--redis',
+      `unix://${join(tmp, 'none.sock')}`,
+    );
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/--redis: cannot reach Redis/);
     const alone = await wmrlProcess(ROOT, ...train(), '--out', join(tmp, 'never'), '--remote', 'all');
@@ -132,17 +188,25 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
 
 describe.runIf(redisTests)('over TLS (rediss://, a private CA through NODE_EXTRA_CA_CERTS)', () => {
   let server: RedisServer & { ca?: string };
-  beforeAll(async () => { server = await startRedis({ tls: true }); });
-  afterAll(async () => { await server?.stop(); });
+  beforeAll(async () => {
+    server = await startRedis({ tls: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
 
-  it('a run through a TLS-only Redis equals the in-process run; without the CA it is refused', { timeout: 120_000 }, async () => {
+  it('a run through a TLS-only Redis equals the in-process run; without the CA it is refused', {
+    timeout: 120_000,
+  }, async () => {
     const REAL = ['train', '--mode', 'real', '--preset', 'smoke', '--task', 'pick-place', '--iterations', '1'];
     const env = { NODE_EXTRA_CA_CERTS: server.ca };
     const here = join(tmp, 'tls-local');
     expect((await wmrlProcess(ROOT, ...REAL, '--out', here)).code).toBe(0);
     const untrusted = await wmrlProcess(ROOT, ...REAL, '--out', join(tmp, 'never'), '--redis', server.url);
     expect(untrusted.code).toBe(2);
-    expect(untrusted.stderr).toMatch(/--redis: cannot reach Redis at rediss:\/\/localhost:\d+ \(.*(certificate|self.signed)/i);
+    expect(untrusted.stderr).toMatch(
+      /--redis: cannot reach Redis at rediss:\/\/localhost:\d+ \(.*(certificate|self.signed)/i,
+    );
     const w = await worker(server.url, env);
     try {
       const out = join(tmp, 'tls');

@@ -40,7 +40,19 @@ describe('Rng', () => {
     expect(xs).toEqual(Array.from({ length: 100 }, () => b.uniform()));
     expect(new Rng(42, 1).uniform()).not.toBe(xs[0]);
     // Pin the stream so an accidental change to the generator is caught.
-    expect(hashOf(Float64Array.from(xs))).toBe(hashOf(Float64Array.from(Array.from({ length: 100 }, ((r) => () => r.uniform())(new Rng(42))))));
+    expect(hashOf(Float64Array.from(xs))).toBe(
+      hashOf(
+        Float64Array.from(
+          Array.from(
+            { length: 100 },
+            (
+              (r) => () =>
+                r.uniform()
+            )(new Rng(42)),
+          ),
+        ),
+      ),
+    );
   });
 
   it('has roughly the right moments', () => {

@@ -18,16 +18,27 @@ describe('JSON files', () => {
 
   it('names the file and what it should hold when it is missing or not JSON', () => {
     const missing = join(dir, 'missing.json');
-    expect(() => readInputJson(missing, Schema, 'run list')).toThrow(`${missing}: cannot read run list: no such file or directory`);
+    expect(() => readInputJson(missing, Schema, 'run list')).toThrow(
+      `${missing}: cannot read run list: no such file or directory`,
+    );
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, '{"name": ');
-    expect(() => readInputJson(broken, Schema, 'run list')).toThrow(new RegExp(`^${broken}: run list is not valid JSON: `));
+    expect(() => readInputJson(broken, Schema, 'run list')).toThrow(
+      new RegExp(`^${broken}: run list is not valid JSON: `),
+    );
   });
 
   it('names the file and every bad field on a schema failure', () => {
     const path = join(dir, 'bad.json');
     writeFileSync(path, JSON.stringify({ name: 7, runs: [{ steps: 1 }, { steps: 1.5 }] }));
-    const message = (() => { try { readInputJson(path, Schema, 'run list'); } catch (e) { return (e as Error).message; } return ''; })();
+    const message = (() => {
+      try {
+        readInputJson(path, Schema, 'run list');
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
     expect(message.split('\n')).toEqual([
       expect.stringMatching(new RegExp(`^${path}: \\$\\.name: `)),
       expect.stringMatching(new RegExp(`^${path}: \\$\\.runs\\[1\\]\\.steps: `)),

@@ -13,13 +13,18 @@ describe('counterfactual tasks', () => {
         let alternatives = 0;
         scene.objects.forEach((obj, o) => {
           const cf = counterfactualTask(scene, task, o);
-          if (o === task.object || (task.target.kind === 'object' && task.target.index === o)) return expect(cf).toBeNull();
+          if (o === task.object || (task.target.kind === 'object' && task.target.index === o))
+            return expect(cf).toBeNull();
           alternatives++;
           expect(cf!.object).toBe(o);
           expect(cf!.target).toEqual(task.target);
           expect(cf!.initObjects).toBe(task.initObjects);
           expect(obj.words.some((w) => cf!.instruction.includes(w))).toBe(true);
-          expect(scene.objects[task.object].words.some((w) => cf!.instruction.startsWith(task.instruction.slice(0, task.instruction.indexOf(w)) + w))).toBe(false);
+          expect(
+            scene.objects[task.object].words.some((w) =>
+              cf!.instruction.startsWith(task.instruction.slice(0, task.instruction.indexOf(w)) + w),
+            ),
+          ).toBe(false);
         });
         expect(alternatives).toBe(task.target.kind === 'object' ? scene.objects.length - 2 : scene.objects.length - 1);
       }

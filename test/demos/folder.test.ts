@@ -42,16 +42,20 @@ describe('demonstration folders are validated on read', () => {
   it('labels outside their bins name labels.bin, the record, the step and the action', () => {
     const dir = demos();
     poke(join(dir, 'labels.bin'), 4 * A + A + 3, 99); // record 1, step 1, dyaw
-    expect(readError(dir)).toMatch(/labels\.bin: record 1 \(\$\.episodes\[1\]\), step 1: label dyaw = 99 is not a bin in \[0, \d+\)/);
+    expect(readError(dir)).toMatch(
+      /labels\.bin: record 1 \(\$\.episodes\[1\]\), step 1: label dyaw = 99 is not a bin in \[0, \d+\)/,
+    );
   });
 
-  it('labels.bin must be whole 4-byte tokens of exactly the episodes\' length', () => {
+  it("labels.bin must be whole 4-byte tokens of exactly the episodes' length", () => {
     const odd = demos();
     truncateSync(join(odd, 'labels.bin'), 8 * A * 4 - 2);
     expect(readError(odd)).toMatch(/labels\.bin: \d+ bytes is not a whole number of 4-byte values/);
     const short = demos();
     truncateSync(join(short, 'labels.bin'), (8 * A - 1) * 4);
-    expect(readError(short)).toMatch(/labels\.bin: 39 labels, but the 2 episodes of index\.json have 8 steps x 5 actions = 40/);
+    expect(readError(short)).toMatch(
+      /labels\.bin: 39 labels, but the 2 episodes of index\.json have 8 steps x 5 actions = 40/,
+    );
     const long = demos();
     appendFileSync(join(long, 'labels.bin'), Buffer.alloc(4));
     expect(readError(long)).toMatch(/labels\.bin: 41 labels/);
@@ -83,16 +87,22 @@ describe('demonstration folders are validated on read', () => {
     expect(readError(seed)).toMatch(/index\.json: \$\.episodes\[1\]\.seed: seed -5 is in (neither|no) split/);
     const text = demos();
     editJson(join(text, 'index.json'), (j) => (j.episodes[0].instruction = 'juggle the cubes'));
-    expect(readError(text)).toMatch(/index\.json: \$\.episodes\[0\]\.instruction: "juggle the cubes", but seed \d+ of tabletop\/push says/);
+    expect(readError(text)).toMatch(
+      /index\.json: \$\.episodes\[0\]\.instruction: "juggle the cubes", but seed \d+ of tabletop\/push says/,
+    );
     const sceneless = demos();
     editJson(join(sceneless, 'demos.json'), (j) => (j.scene = join(tmp, 'no-scene.json')));
-    expect(readError(sceneless)).toMatch(/demos\.json: \$\.scene: the scene it names cannot be loaded:\n.*no-scene\.json: \$: cannot read scene file: file not found/);
+    expect(readError(sceneless)).toMatch(
+      /demos\.json: \$\.scene: the scene it names cannot be loaded:\n.*no-scene\.json: \$: cannot read scene file: file not found/,
+    );
     const shifted = demos();
     editJson(join(shifted, 'index.json'), (j) => (j.episodes[1].offset -= 4));
     expect(readError(shifted)).toMatch(/index\.json: \$\.episodes\[1\]\.offset/);
     const rollout = demos();
     rmSync(join(rollout, 'demos.json'));
-    expect(readError(rollout)).toMatch(/demos\.json: cannot read demonstration metadata: no such file or directory \(is .* a folder written by wmrl collect\?\)/);
+    expect(readError(rollout)).toMatch(
+      /demos\.json: cannot read demonstration metadata: no such file or directory \(is .* a folder written by wmrl collect\?\)/,
+    );
     expect(readFileSync(join(demos(), 'run.json'), 'utf8')).toContain('wmrl collect --fake');
   });
 
@@ -103,13 +113,25 @@ describe('demonstration folders are validated on read', () => {
     for (let k = 0; k <= boundaries.length; k++) {
       const dir = join(tmp, `crash${k}`);
       writeFakeDemos(dir, 2);
-      const write = () => writeFakeDemos(dir, 3, { fault: (b) => { if (b === k) throw new SimulatedCrash(); } });
+      const write = () =>
+        writeFakeDemos(dir, 3, {
+          fault: (b) => {
+            if (b === k) throw new SimulatedCrash();
+          },
+        });
       if (k < boundaries.length) expect(write).toThrow(SimulatedCrash);
       else write();
       const { demos } = readDemoFolder(dir);
       const committed = k > boundaries.indexOf('commit');
       expect(demos.length, `crash at ${boundaries[k] ?? 'none'}`).toBe(committed ? 3 : 2);
-      expect(readdirSync(dir).sort()).toEqual(['counterfactual.bin', 'demos.json', 'episodes.bin', 'index.json', 'labels.bin', 'run.json']);
+      expect(readdirSync(dir).sort()).toEqual([
+        'counterfactual.bin',
+        'demos.json',
+        'episodes.bin',
+        'index.json',
+        'labels.bin',
+        'run.json',
+      ]);
     }
   });
 });

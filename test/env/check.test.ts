@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ChainEnv, CheckEnvError, checkEnv, CodeLockEnv, type BatchAction, type Env, type StepResult } from '../../src/env/index.ts';
+import {
+  ChainEnv,
+  CheckEnvError,
+  checkEnv,
+  CodeLockEnv,
+  type BatchAction,
+  type Env,
+  type StepResult,
+} from '../../src/env/index.ts';
 
 /** An env that breaks one rule of the contract, to prove checkEnv notices. */
 class Broken extends ChainEnv {
@@ -28,7 +36,16 @@ describe('checkEnv', () => {
   it('passes on the toy envs and reports what it checked', async () => {
     for (const env of [new ChainEnv(3), new CodeLockEnv(4)]) {
       const ran = await checkEnv(env);
-      expect(ran).toEqual(['spec', 'shapes', 'ranges', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', ...(env instanceof ChainEnv ? ['frame'] : [])]);
+      expect(ran).toEqual([
+        'spec',
+        'shapes',
+        'ranges',
+        'seed-determinism',
+        'mask-reset',
+        'snapshot',
+        'branching',
+        ...(env instanceof ChainEnv ? ['frame'] : []),
+      ]);
     }
   });
 

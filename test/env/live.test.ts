@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
-import { canBranch, ChainEnv, checkEnv, type Env, type FrameSink, hasSnapshot, type LiveFrame, LiveTap, randomAction } from '../../src/env/index.ts';
+import {
+  canBranch,
+  ChainEnv,
+  checkEnv,
+  type Env,
+  type FrameSink,
+  hasSnapshot,
+  type LiveFrame,
+  LiveTap,
+  randomAction,
+} from '../../src/env/index.ts';
 
 const sink = () => {
   const frames: LiveFrame[] = [];
@@ -19,7 +29,14 @@ describe('LiveTap', () => {
     expect(frames.every((f) => f.stream === 'chain' && f.task === 'toy/chain' && f.source === 'physics')).toBe(true);
 
     const plain = new ChainEnv(1);
-    const bare: Env & Pick<ChainEnv, 'frame'> = { spec: plain.spec, numEnvs: 1, reset: (o) => plain.reset(o), step: (a) => plain.step(a), close: () => plain.close(), frame: (i) => plain.frame(i) };
+    const bare: Env & Pick<ChainEnv, 'frame'> = {
+      spec: plain.spec,
+      numEnvs: 1,
+      reset: (o) => plain.reset(o),
+      step: (a) => plain.step(a),
+      close: () => plain.close(),
+      frame: (i) => plain.frame(i),
+    };
     const tapped = new LiveTap(bare, s, 'bare');
     expect(canBranch(tapped) || hasSnapshot(tapped)).toBe(false);
   });

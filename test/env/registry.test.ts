@@ -7,8 +7,11 @@ import { loadSceneFile, DEFAULT_SCENE_PATH } from '../../src/scene/load-file.ts'
 const registry = createRegistry(loadSceneFile(DEFAULT_SCENE_PATH));
 
 describe('registered envs', () => {
-  it('a world-model env carries its physics env\'s spec', async () => {
-    const [wm, phys] = await Promise.all([registry.make('world-model:tabletop/stack', { numEnvs: 1 }), registry.make('tabletop/stack', { numEnvs: 1 })]);
+  it("a world-model env carries its physics env's spec", async () => {
+    const [wm, phys] = await Promise.all([
+      registry.make('world-model:tabletop/stack', { numEnvs: 1 }),
+      registry.make('tabletop/stack', { numEnvs: 1 }),
+    ]);
     expect(wm.spec).toEqual(phys.spec);
     wm.close();
     phys.close();
@@ -17,7 +20,9 @@ describe('registered envs', () => {
   it('include the toys and every tabletop family', () => {
     const ids = registry.list().map((e) => e.id);
     const tasks = ['tabletop/push', 'tabletop/pick-place', 'tabletop/stack', 'tabletop/put-in-bin'];
-    expect(ids).toEqual(expect.arrayContaining(['toy/chain', 'toy/code-lock', ...tasks, ...tasks.map((t) => `world-model:${t}`)]));
+    expect(ids).toEqual(
+      expect.arrayContaining(['toy/chain', 'toy/code-lock', ...tasks, ...tasks.map((t) => `world-model:${t}`)]),
+    );
   });
 
   it.each(registry.list().map((e) => [e.id]))('%s passes checkEnv', async (id) => {
@@ -31,6 +36,8 @@ describe('registered envs', () => {
   });
 
   it('names the registered ids when asked for an unknown one', async () => {
-    await expect(registry.make('tabletop/juggle', { numEnvs: 1 })).rejects.toThrow(/unknown env "tabletop\/juggle"; registered: .*tabletop\/push/);
+    await expect(registry.make('tabletop/juggle', { numEnvs: 1 })).rejects.toThrow(
+      /unknown env "tabletop\/juggle"; registered: .*tabletop\/push/,
+    );
   });
 });

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
 import { ChainEnv, CodeLockEnv, EpisodeStatistics, randomAction, TimeLimit, type Env } from '../../src/env/index.ts';
 
-async function successRate(env: Env, act: (t: number) => Record<string, Int32Array>, episodes: number): Promise<number> {
+async function successRate(
+  env: Env,
+  act: (t: number) => Record<string, Int32Array>,
+  episodes: number,
+): Promise<number> {
   const stats = new EpisodeStatistics(env);
   for (let seed = 0; stats.episodes.length < episodes; seed += env.numEnvs) {
     await stats.reset({ seed });
@@ -16,7 +20,9 @@ describe('toy envs', () => {
     const env = new ChainEnv(50);
     expect(await successRate(env, () => ({ move: new Int32Array(50).fill(1) }), 200)).toBe(1);
     const rng = new Rng(7);
-    expect(await successRate(env, () => randomAction(env.spec, 50, rng) as Record<string, Int32Array>, 1000)).toBeLessThan(0.02);
+    expect(
+      await successRate(env, () => randomAction(env.spec, 50, rng) as Record<string, Int32Array>, 1000),
+    ).toBeLessThan(0.02);
   });
 
   it('code-lock: reading the instruction solves it, random almost never', async () => {
@@ -24,14 +30,18 @@ describe('toy envs', () => {
     const oracle = (t: number) => Int32Array.from({ length: 50 }, (_, i) => env.code(i)[Math.min(t, 3)]);
     expect(await successRate(env, (t) => ({ digit: oracle(t) }), 200)).toBe(1);
     const rng = new Rng(8);
-    expect(await successRate(env, () => randomAction(env.spec, 50, rng) as Record<string, Int32Array>, 1000)).toBeLessThan(0.01);
+    expect(
+      await successRate(env, () => randomAction(env.spec, 50, rng) as Record<string, Int32Array>, 1000),
+    ).toBeLessThan(0.01);
   });
 
   it('names the bad action entry', async () => {
     const env = new CodeLockEnv(2);
     await env.reset({ seed: 0 });
     await expect(env.step({})).rejects.toThrow(/toy\/code-lock action\.digit is missing/);
-    await expect(env.step({ digit: new Int32Array([0, 9]) })).rejects.toThrow(/action\.digit\[1\] = 9 is outside \[0, 6\)/);
+    await expect(env.step({ digit: new Int32Array([0, 9]) })).rejects.toThrow(
+      /action\.digit\[1\] = 9 is outside \[0, 6\)/,
+    );
   });
 });
 
@@ -58,7 +68,15 @@ describe('wrappers', () => {
   });
 
   it('forwards capabilities only when the inner env has them', () => {
-    const plain: Env = { spec: new ChainEnv(1).spec, numEnvs: 1, reset: async () => ({ obs: {}, info: { source: 'toy', seeds: new Int32Array(1) } }), step: async () => { throw new Error('unused'); }, close() {} };
+    const plain: Env = {
+      spec: new ChainEnv(1).spec,
+      numEnvs: 1,
+      reset: async () => ({ obs: {}, info: { source: 'toy', seeds: new Int32Array(1) } }),
+      step: async () => {
+        throw new Error('unused');
+      },
+      close() {},
+    };
     expect(new TimeLimit(plain, 2).snapshot).toBeUndefined();
     expect(new TimeLimit(new ChainEnv(1), 2).snapshot).toBeTypeOf('function');
   });

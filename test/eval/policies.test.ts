@@ -13,10 +13,23 @@ async function run(name: string, numEnvs: number, o: { noise?: number; temperatu
   const source = await policySource(name, { seed: 3, ...o });
   try {
     const episodes = await runEpisodes({
-      scene, taskId: 'tabletop/pick-place', policyName: name, episodes: 5, split: 'train', seedOffset: 20, numEnvs, recordStates: true,
+      scene,
+      taskId: 'tabletop/pick-place',
+      policyName: name,
+      episodes: 5,
+      split: 'train',
+      seedOffset: 20,
+      numEnvs,
+      recordStates: true,
       makePolicy: (env) => source.make(env),
     });
-    return episodes.map((e) => ({ ...e, actions: Array.from(e.actions), rewards: Array.from(e.rewards), states: Array.from(e.states!), logp: e.logp && Array.from(e.logp) }));
+    return episodes.map((e) => ({
+      ...e,
+      actions: Array.from(e.actions),
+      rewards: Array.from(e.rewards),
+      states: Array.from(e.states!),
+      logp: e.logp && Array.from(e.logp),
+    }));
   } finally {
     await source.close();
   }
@@ -49,12 +62,19 @@ describe('eval --compare', () => {
   it('loads both policies before running either: a bad second file fails before any episode', async () => {
     let episodes = 0;
     const run = runEval({
-      scene, tasks: ['tabletop/push'], policies: [TINY, 'models/no-such-policy.onnx'], split: 'heldout', episodes: 3, seed: 0, temperature: 1, numEnvs: 3,
-      flag: '--compare', onEpisode: () => episodes++,
+      scene,
+      tasks: ['tabletop/push'],
+      policies: [TINY, 'models/no-such-policy.onnx'],
+      split: 'heldout',
+      episodes: 3,
+      seed: 0,
+      temperature: 1,
+      numEnvs: 3,
+      flag: '--compare',
+      onEpisode: () => episodes++,
     });
     await expect(run).rejects.toThrow(InputError);
     await expect(run).rejects.toThrow(/--compare: model file "models\/no-such-policy.onnx" does not exist/);
     expect(episodes).toBe(0);
   });
 });
-

@@ -3,11 +3,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import { EvalReportSchema, comparePolicies, pairedDifference, policyResult, runEval, validateReport, writeEvalFolder } from '../../src/eval/index.ts';
+import {
+  EvalReportSchema,
+  comparePolicies,
+  pairedDifference,
+  policyResult,
+  runEval,
+  validateReport,
+  writeEvalFolder,
+} from '../../src/eval/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 import { runJson } from '../cli/helpers.ts';
 
-const ep = (success: boolean, progress = success ? 1 : 0.5) => ({ seed: 0, success, length: success ? 40 : 100, progress });
+const ep = (success: boolean, progress = success ? 1 : 0.5) => ({
+  seed: 0,
+  success,
+  length: success ? 40 : 100,
+  progress,
+});
 
 describe('eval report', () => {
   it('summarises per family with Wilson intervals and an overall entry', () => {
@@ -15,7 +28,12 @@ describe('eval report', () => {
       { taskId: 'tabletop/push', episodes: [ep(true), ep(false), ep(true), ep(true)] },
       { taskId: 'tabletop/stack', episodes: [ep(false), ep(false)] },
     ]);
-    expect(r.results['tabletop/push']).toMatchObject({ success_rate: 0.75, episodes: 4, mean_length: 55, mean_progress: 0.875 });
+    expect(r.results['tabletop/push']).toMatchObject({
+      success_rate: 0.75,
+      episodes: 4,
+      mean_length: 55,
+      mean_progress: 0.875,
+    });
     expect(r.results.overall.episodes).toBe(6);
     expect(r.results.overall.success_rate).toBeCloseTo(0.5);
     expect(r.results.overall.ci_low).toBeLessThan(0.5);
@@ -47,12 +65,23 @@ describe('eval report', () => {
   });
 
   it('validates against its schema, names bad fields, and writes json + png + html', async () => {
-    const report = await runEval({ scene: loadSceneFile(DEFAULT_SCENE_PATH), tasks: ['tabletop/push'], policies: ['expert'], split: 'heldout', episodes: 2, seed: 3, temperature: 1, numEnvs: 2 });
+    const report = await runEval({
+      scene: loadSceneFile(DEFAULT_SCENE_PATH),
+      tasks: ['tabletop/push'],
+      policies: ['expert'],
+      split: 'heldout',
+      episodes: 2,
+      seed: 3,
+      temperature: 1,
+      numEnvs: 2,
+    });
     expect(EvalReportSchema.safeParse(report).success).toBe(true);
     expect(report.policies[0].results['tabletop/push'].success_rate).toBe(1);
     expect(report.policies[0].results['tabletop/push'].off_table).toBe(0);
     const { overall: _drop, ...noOverall } = report.policies[0].results;
-    expect(() => validateReport({ ...report, policies: [{ ...report.policies[0], results: noOverall }] })).toThrow(/policies\.0\.results: must have an "overall" entry/);
+    expect(() => validateReport({ ...report, policies: [{ ...report.policies[0], results: noOverall }] })).toThrow(
+      /policies\.0\.results: must have an "overall" entry/,
+    );
     expect(() => validateReport({ ...report, temperature: -1 })).toThrow(/temperature/);
     const dir = await mkdtemp(join(tmpdir(), 'wmrl-eval-'));
     try {
@@ -72,8 +101,13 @@ describe('eval report', () => {
       const args = ['eval', '--policy', 'random', '--task', 'put-in-bin', '--episodes', '3', '--seed', '5', '--json'];
       const a = await runJson([...args, '--out', join(dir, 'a')]);
       await runJson([...args, '--out', join(dir, 'b')]);
-      for (const k of ['tabletop/put-in-bin', 'overall']) expect(Object.keys(a.results[k])).toEqual(expect.arrayContaining(['success_rate', 'ci_low', 'ci_high', 'episodes']));
-      expect(await readFile(join(dir, 'a', 'report.json'), 'utf8')).toBe(await readFile(join(dir, 'b', 'report.json'), 'utf8'));
+      for (const k of ['tabletop/put-in-bin', 'overall'])
+        expect(Object.keys(a.results[k])).toEqual(
+          expect.arrayContaining(['success_rate', 'ci_low', 'ci_high', 'episodes']),
+        );
+      expect(await readFile(join(dir, 'a', 'report.json'), 'utf8')).toBe(
+        await readFile(join(dir, 'b', 'report.json'), 'utf8'),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -12,20 +12,47 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
 
 describe('the main job', () => {
-  it('stops training at the budget, reports the paired difference, and the printed iteration count reproduces policy.onnx byte for byte', { timeout: 240_000 }, async () => {
+  it('stops training at the budget, reports the paired difference, and the printed iteration count reproduces policy.onnx byte for byte', {
+    timeout: 240_000,
+  }, async () => {
     const tasks = ['tabletop/pick-place'];
     const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 1_000_000 });
-    const o = { scene, tasks, policy: 'models/vla-base.onnx', worldModel: 'models/wm-base.onnx', cfg, minutes: 0.2, episodes: 2 };
+    const o = {
+      scene,
+      tasks,
+      policy: 'models/vla-base.onnx',
+      worldModel: 'models/wm-base.onnx',
+      cfg,
+      minutes: 0.2,
+      episodes: 2,
+    };
     const r = await runMainJob({ ...o, out: join(tmp, 'job') });
     expect(r.iterations).toBeGreaterThan(0);
     expect(r.reproduce).toContain(`--iterations ${r.iterations}`);
     expect(r.report.paired!.overall.episodes).toBe(2);
-    expect(r.report.policies.map((p) => p.policy)).toEqual([`${join(tmp, 'job', 'policy.onnx')} (after)`, 'models/vla-base.onnx (before)']);
+    expect(r.report.policies.map((p) => p.policy)).toEqual([
+      `${join(tmp, 'job', 'policy.onnx')} (after)`,
+      'models/vla-base.onnx (before)',
+    ]);
 
     const model = await loadPolicy(o.policy);
-    const { tasks: trainTasks, worldModel } = await tabletopTrainSetup(scene, tasks, { mode: 'wmrl', worldModel: o.worldModel, seed: 0 });
-    await train({ tasks: trainTasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } }, { ...cfg, iterations: r.iterations }, join(tmp, 'again'));
+    const { tasks: trainTasks, worldModel } = await tabletopTrainSetup(scene, tasks, {
+      mode: 'wmrl',
+      worldModel: o.worldModel,
+      seed: 0,
+    });
+    await train(
+      {
+        tasks: trainTasks,
+        worldModel,
+        policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash },
+      },
+      { ...cfg, iterations: r.iterations },
+      join(tmp, 'again'),
+    );
     await worldModel?.close();
-    expect(readFileSync(join(tmp, 'again', 'policy.onnx')).equals(readFileSync(join(tmp, 'job', 'policy.onnx')))).toBe(true);
+    expect(readFileSync(join(tmp, 'again', 'policy.onnx')).equals(readFileSync(join(tmp, 'job', 'policy.onnx')))).toBe(
+      true,
+    );
   });
 });

@@ -5,7 +5,12 @@ import { loadPolicy } from '../../src/policy/model.ts';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 import { fixedCameras, tabletopSpec } from '../../src/physics/index.ts';
-import { type GroupRequest, InProcessTransport, type RefreshableModel, type TrainTask } from '../../src/trainer/index.ts';
+import {
+  type GroupRequest,
+  InProcessTransport,
+  type RefreshableModel,
+  type TrainTask,
+} from '../../src/trainer/index.ts';
 import { OnlineWorldModel } from '../../src/worldmodel/index.ts';
 import { QueueTransport, type WorkerHandle, encodeValue, startWorker } from '../../src/transport/index.ts';
 import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
@@ -13,7 +18,11 @@ import { type RedisServer, redisTests, startRedis } from '../transport/redis-ser
 describe('remote task descriptions: what a worker builds from TrainTask.remote', () => {
   const resolve = remoteTaskResolver();
   it('a tabletop task round-trips through its JSON description', async () => {
-    const { tasks } = await tabletopTrainSetup(loadSceneFile(DEFAULT_SCENE_PATH), ['tabletop/push'], { mode: 'real', worldModel: '', seed: 0 });
+    const { tasks } = await tabletopTrainSetup(loadSceneFile(DEFAULT_SCENE_PATH), ['tabletop/push'], {
+      mode: 'real',
+      worldModel: '',
+      seed: 0,
+    });
     const task = await resolve(JSON.parse(JSON.stringify(tasks[0].remote)));
     expect(task.id).toBe('tabletop/push');
     const env = await task.makeReal(2);
@@ -41,10 +50,20 @@ describe.runIf(redisTests)('AutoResearch executions as worker jobs', () => {
     await server?.stop();
   });
 
-  it('a group of proposals executed by a worker equals the same group executed in-process', { timeout: 120_000 }, async () => {
+  it('a group of proposals executed by a worker equals the same group executed in-process', {
+    timeout: 120_000,
+  }, async () => {
     const agent = await loadPolicy('models/agent-base.onnx');
     const tasks: TrainTask[] = researchTrainSetup({ mode: 'real', seed: 0, executor, tasks: ['iris-species'] }).tasks;
-    const r: GroupRequest = { run: '0123456789abcdef', engine: 'real', tasks, jobs: [{ kind: 'anchor', task: 0, start: 3, startIndex: 3, keys: [40, 41] }], policy: { config: agent.config, params: agent.params }, seed: 2, samplesPerRollout: 2 };
+    const r: GroupRequest = {
+      run: '0123456789abcdef',
+      engine: 'real',
+      tasks,
+      jobs: [{ kind: 'anchor', task: 0, start: 3, startIndex: 3, keys: [40, 41] }],
+      policy: { config: agent.config, params: agent.params },
+      seed: 2,
+      samplesPerRollout: 2,
+    };
     const transport = await QueueTransport.open(server.url);
     const remote = await transport.run(r);
     await transport.close();
@@ -71,26 +90,48 @@ describe.runIf(redisTests)('world-model groups as worker jobs', () => {
     await server?.stop();
   });
 
-  it('run on the snapshot they name, before and after the world model\'s weights change, equal to in-process', { timeout: 120_000 }, async () => {
+  it("run on the snapshot they name, before and after the world model's weights change, equal to in-process", {
+    timeout: 120_000,
+  }, async () => {
     const scene = loadSceneFile(DEFAULT_SCENE_PATH);
     const spec = tabletopSpec(scene, 'tabletop/pick-place', fixedCameras(scene));
     const online = await OnlineWorldModel.open('models/wm-base.onnx', scene, spec);
     const policy = await loadPolicy('models/vla-base.onnx');
-    const { tasks } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], { mode: 'real', worldModel: '', seed: 0 });
+    const { tasks } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], {
+      mode: 'real',
+      worldModel: '',
+      seed: 0,
+    });
     const env = online.envFor(scene, spec, 3);
     const sampler = await PolicySampler.create(policy.config, policy.params);
     const transport = await QueueTransport.open(server.url);
     try {
       const r: GroupRequest = {
-        run: '0123456789abcdef', engine: 'model', tasks, worldModel: online as unknown as RefreshableModel, policy: { config: policy.config, params: policy.params }, seed: 4, samplesPerRollout: 2,
-        jobs: [0, 1].map((g) => ({ kind: 'model', task: 0, start: tasks[0].trainSeed(g), startIndex: g, keys: [10 * g, 10 * g + 1], horizon: 8 })),
+        run: '0123456789abcdef',
+        engine: 'model',
+        tasks,
+        worldModel: online as unknown as RefreshableModel,
+        policy: { config: policy.config, params: policy.params },
+        seed: 4,
+        samplesPerRollout: 2,
+        jobs: [0, 1].map((g) => ({
+          kind: 'model',
+          task: 0,
+          start: tasks[0].trainSeed(g),
+          startIndex: g,
+          keys: [10 * g, 10 * g + 1],
+          horizon: 8,
+        })),
       };
       const local = () => new InProcessTransport([{ real: null, model: env }], sampler).run(r);
       const before = await transport.run(r);
       expect(encodeValue(before).equals(encodeValue(await local()))).toBe(true);
       // new kept weights (as a refresh that improved them would leave), baked into the trainer's dynamics
       const state = online.exportState();
-      for (const n of state.best.names) state.best.get(n).forEach((v, i, a) => { a[i] = v * 0.9; });
+      for (const n of state.best.names)
+        state.best.get(n).forEach((v, i, a) => {
+          a[i] = v * 0.9;
+        });
       await online.restore(state);
       const after = await transport.run(r);
       expect(encodeValue(after).equals(encodeValue(await local()))).toBe(true);

@@ -11,22 +11,36 @@ import { writeOnnx } from '../../src/nn/onnx.ts';
 import { Session, floatData, tensor } from '../../src/nn/runtime.ts';
 import { randValues } from './gradcheck.ts';
 
-interface Cfg { n: number; c: number; h: number; w: number; out: number; k: number; s: number; p: number }
+interface Cfg {
+  n: number;
+  c: number;
+  h: number;
+  w: number;
+  out: number;
+  k: number;
+  s: number;
+  p: number;
+}
 
 function convRef(x: Float64Array, w: Float64Array, b: Float64Array, r: Float64Array, c: Cfg): number {
   const ho = Math.floor((c.h + 2 * c.p - c.k) / c.s) + 1;
   const wo = Math.floor((c.w + 2 * c.p - c.k) / c.s) + 1;
   let loss = 0;
-  for (let n = 0; n < c.n; n++) for (let oc = 0; oc < c.out; oc++) for (let oy = 0; oy < ho; oy++) for (let ox = 0; ox < wo; ox++) {
-    let acc = b[oc];
-    for (let ic = 0; ic < c.c; ic++) for (let ky = 0; ky < c.k; ky++) for (let kx = 0; kx < c.k; kx++) {
-      const iy = oy * c.s + ky - c.p;
-      const ix = ox * c.s + kx - c.p;
-      if (iy < 0 || ix < 0 || iy >= c.h || ix >= c.w) continue;
-      acc += x[((n * c.c + ic) * c.h + iy) * c.w + ix] * w[((oc * c.c + ic) * c.k + ky) * c.k + kx];
-    }
-    loss += acc * r[((n * c.out + oc) * ho + oy) * wo + ox];
-  }
+  for (let n = 0; n < c.n; n++)
+    for (let oc = 0; oc < c.out; oc++)
+      for (let oy = 0; oy < ho; oy++)
+        for (let ox = 0; ox < wo; ox++) {
+          let acc = b[oc];
+          for (let ic = 0; ic < c.c; ic++)
+            for (let ky = 0; ky < c.k; ky++)
+              for (let kx = 0; kx < c.k; kx++) {
+                const iy = oy * c.s + ky - c.p;
+                const ix = ox * c.s + kx - c.p;
+                if (iy < 0 || ix < 0 || iy >= c.h || ix >= c.w) continue;
+                acc += x[((n * c.c + ic) * c.h + iy) * c.w + ix] * w[((oc * c.c + ic) * c.k + ky) * c.k + kx];
+              }
+          loss += acc * r[((n * c.out + oc) * ho + oy) * wo + ox];
+        }
   return loss;
 }
 
@@ -56,7 +70,11 @@ async function check(c: Cfg): Promise<number> {
   const v64 = vals.map((v) => Float64Array.from(Float32Array.from(v)));
   const r = Float64Array.from(Float32Array.from(r64));
   const s = await Session.create(writeOnnx(g));
-  const out = await s.run({ x: tensor('float32', Float32Array.from(v64[0]), x.shape), w: tensor('float32', Float32Array.from(v64[1]), w.shape), b: tensor('float32', Float32Array.from(v64[2]), b.shape) });
+  const out = await s.run({
+    x: tensor('float32', Float32Array.from(v64[0]), x.shape),
+    w: tensor('float32', Float32Array.from(v64[1]), w.shape),
+    b: tensor('float32', Float32Array.from(v64[2]), b.shape),
+  });
   await s.close();
   let worst = 0;
   for (let k = 0; k < 3; k++) {
@@ -93,7 +111,18 @@ describe('Conv gradient rule (float32 vs float64 reference)', () => {
 
 // ConvTranspose: every combination the op supports (strides, asymmetric pads, output_padding < stride,
 // per-axis values; no dilation, groups or bias), with output_padding both inside and beyond the end pad.
-interface TCfg { n: number; cin: number; cout: number; h: number; w: number; kh: number; kw: number; s: [number, number]; p: [number, number, number, number]; op: [number, number] }
+interface TCfg {
+  n: number;
+  cin: number;
+  cout: number;
+  h: number;
+  w: number;
+  kh: number;
+  kw: number;
+  s: [number, number];
+  p: [number, number, number, number];
+  op: [number, number];
+}
 
 function tOut(c: TCfg): [number, number] {
   return [(c.h - 1) * c.s[0] - c.p[0] - c.p[2] + c.kh + c.op[0], (c.w - 1) * c.s[1] - c.p[1] - c.p[3] + c.kw + c.op[1]];
@@ -103,15 +132,20 @@ function tOut(c: TCfg): [number, number] {
 function convTransposeRef(x: Float64Array, w: Float64Array, c: TCfg): Float64Array {
   const [ho, wo] = tOut(c);
   const y = new Float64Array(c.n * c.cout * ho * wo);
-  for (let n = 0; n < c.n; n++) for (let ic = 0; ic < c.cin; ic++) for (let iy = 0; iy < c.h; iy++) for (let ix = 0; ix < c.w; ix++) {
-    const xv = x[((n * c.cin + ic) * c.h + iy) * c.w + ix];
-    for (let oc = 0; oc < c.cout; oc++) for (let ky = 0; ky < c.kh; ky++) for (let kx = 0; kx < c.kw; kx++) {
-      const oy = iy * c.s[0] + ky - c.p[0];
-      const ox = ix * c.s[1] + kx - c.p[1];
-      if (oy < 0 || ox < 0 || oy >= ho || ox >= wo) continue;
-      y[((n * c.cout + oc) * ho + oy) * wo + ox] += xv * w[((ic * c.cout + oc) * c.kh + ky) * c.kw + kx];
-    }
-  }
+  for (let n = 0; n < c.n; n++)
+    for (let ic = 0; ic < c.cin; ic++)
+      for (let iy = 0; iy < c.h; iy++)
+        for (let ix = 0; ix < c.w; ix++) {
+          const xv = x[((n * c.cin + ic) * c.h + iy) * c.w + ix];
+          for (let oc = 0; oc < c.cout; oc++)
+            for (let ky = 0; ky < c.kh; ky++)
+              for (let kx = 0; kx < c.kw; kx++) {
+                const oy = iy * c.s[0] + ky - c.p[0];
+                const ox = ix * c.s[1] + kx - c.p[1];
+                if (oy < 0 || ox < 0 || oy >= ho || ox >= wo) continue;
+                y[((n * c.cout + oc) * ho + oy) * wo + ox] += xv * w[((ic * c.cout + oc) * c.kh + ky) * c.kw + kx];
+              }
+        }
   return y;
 }
 
@@ -129,9 +163,13 @@ async function checkTranspose(c: TCfg): Promise<[number, number]> {
   backward(loss, [x, w]).forEach((gr, i) => g.output(`g${i}`, gr));
   const v64 = [x, w].map((t) => Float64Array.from(Float32Array.from(randValues(rng, t.size))));
   const s = await Session.create(writeOnnx(g));
-  const out = await s.run({ x: tensor('float32', Float32Array.from(v64[0]), x.shape), w: tensor('float32', Float32Array.from(v64[1]), w.shape) });
+  const out = await s.run({
+    x: tensor('float32', Float32Array.from(v64[0]), x.shape),
+    w: tensor('float32', Float32Array.from(v64[1]), w.shape),
+  });
   await s.close();
-  const lossRef = (xv: Float64Array, wv: Float64Array): number => convTransposeRef(xv, wv, c).reduce((acc, v, i) => acc + v * r[i], 0);
+  const lossRef = (xv: Float64Array, wv: Float64Array): number =>
+    convTransposeRef(xv, wv, c).reduce((acc, v, i) => acc + v * r[i], 0);
   const fwd = normwise(floatData(out.y) as Float32Array, convTransposeRef(v64[0], v64[1], c));
   let worst = 0;
   for (let k = 0; k < 2; k++) {
@@ -150,10 +188,16 @@ async function checkTranspose(c: TCfg): Promise<[number, number]> {
 
 describe('ConvTranspose gradient rule (float32 vs float64 reference)', () => {
   const cfgs: TCfg[] = [];
-  const padSets: [number, number, number, number][] = [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2]];
-  for (const st of [1, 2, 3]) for (const p of padSets) for (let op = 0; op < st; op++) {
-    cfgs.push({ n: 2, cin: 2, cout: 3, h: 4, w: 3, kh: 3, kw: 3, s: [st, st], p, op: [op, op] });
-  }
+  const padSets: [number, number, number, number][] = [
+    [0, 0, 0, 0],
+    [1, 1, 1, 1],
+    [2, 0, 1, 2],
+  ];
+  for (const st of [1, 2, 3])
+    for (const p of padSets)
+      for (let op = 0; op < st; op++) {
+        cfgs.push({ n: 2, cin: 2, cout: 3, h: 4, w: 3, kh: 3, kw: 3, s: [st, st], p, op: [op, op] });
+      }
   // Per-axis strides, output padding and non-square kernels.
   cfgs.push({ n: 1, cin: 3, cout: 2, h: 3, w: 5, kh: 2, kw: 4, s: [3, 1], p: [0, 2, 1, 0], op: [2, 0] });
   cfgs.push({ n: 2, cin: 1, cout: 2, h: 5, w: 2, kh: 4, kw: 1, s: [2, 4], p: [1, 0, 3, 0], op: [1, 3] });
@@ -171,7 +215,12 @@ describe('ConvTranspose gradient rule (float32 vs float64 reference)', () => {
       const g = new Graph('float32');
       const x = g.input('x', [1, 2, 3, 3]);
       const w = g.input('w', [2, 1, 2, 2]);
-      const base = { strides: { ints: [1, 1] }, pads: { ints: [0, 0, 0, 0] }, output_padding: { ints: [0, 0] }, kernel_shape: { ints: [2, 2] } };
+      const base = {
+        strides: { ints: [1, 1] },
+        pads: { ints: [0, 0, 0, 0] },
+        output_padding: { ints: [0, 0] },
+        kernel_shape: { ints: [2, 2] },
+      };
       const [y] = g.node('ConvTranspose', [x, w], [{ dtype: 'float32', shape: [1, 1, 4, 4] }], { ...base, ...attrs });
       expect(() => backward(o.sumAll(y), [x, w])).toThrow(/ConvTranspose gradient: (dilated|grouped)/);
     }

@@ -74,7 +74,10 @@ export async function checkLoss(
   }
   for (const p of g.params) all[p.name] = { t: p.tensor, values: randValues(rng, p.tensor.size) };
   const diff = [...(opts.diff ?? []), ...g.params.map((p) => p.name)];
-  backward(loss, diff.map((n) => all[n].t)).forEach((gr, k) => g.output(`grad_${k}`, gr));
+  backward(
+    loss,
+    diff.map((n) => all[n].t),
+  ).forEach((gr, k) => g.output(`grad_${k}`, gr));
   const session = await Session.create(writeOnnx(g), {}, 'float64');
   try {
     const feeds: Feeds = {};
@@ -84,7 +87,13 @@ export async function checkLoss(
       const out = await session.run({ ...feeds, [name]: tensor('float64', v, feeds[name].dims) }, ['loss']);
       return floatData(out.loss)[0];
     };
-    return await compare(diff.map((n) => ({ name: n, values: all[n].values as Float64Array })), base, lossAt, rng, opts);
+    return await compare(
+      diff.map((n) => ({ name: n, values: all[n].values as Float64Array })),
+      base,
+      lossAt,
+      rng,
+      opts,
+    );
   } finally {
     await session.close();
   }
@@ -103,7 +112,8 @@ async function compare(
     const analytic = floatData(base[`grad_${k}`]);
     const values = inp.values;
     const n = values.length;
-    const idx = opts.sample && opts.sample < n ? Array.from({ length: opts.sample }, () => rng.int(n)) : [...Array(n).keys()];
+    const idx =
+      opts.sample && opts.sample < n ? Array.from({ length: opts.sample }, () => rng.int(n)) : [...Array(n).keys()];
     for (const j of idx) {
       const v = values.slice();
       v[j] = values[j] + h;

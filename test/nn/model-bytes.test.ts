@@ -32,7 +32,8 @@ describe('models from bytes (browser-safe loaders; the file loaders call them)',
     const mem = policyFromBytes(bytesOf('vla-base'));
     expect(mem.config).toEqual(file.config);
     expect(mem.params.names).toEqual(file.params.names);
-    for (const n of file.params.names) expect(Buffer.from(mem.params.get(n).buffer)).toEqual(Buffer.from(file.params.get(n).buffer));
+    for (const n of file.params.names)
+      expect(Buffer.from(mem.params.get(n).buffer)).toEqual(Buffer.from(file.params.get(n).buffer));
     const wm = wmModelFromBytes(bytesOf('wm-base', ['wm-base.wm.json']));
     const wmFile = await loadWmModel(join(MODELS, 'wm-base.onnx'));
     expect(wm.meta).toEqual(wmFile.meta);
@@ -43,14 +44,22 @@ describe('models from bytes (browser-safe loaders; the file loaders call them)',
     const good = bytesOf('wm-base', ['wm-base.wm.json']);
     const onnx = good.onnx.slice();
     onnx[onnx.length - 1] ^= 1;
-    expect(() => wmModelFromBytes({ ...good, onnx })).toThrow(`${good.name}: does not match onnxHash in ${join(MODELS, 'wm-base.json')}`);
+    expect(() => wmModelFromBytes({ ...good, onnx })).toThrow(
+      `${good.name}: does not match onnxHash in ${join(MODELS, 'wm-base.json')}`,
+    );
     const part = good.parts!['wm-base.wm.json'].slice();
     part[10] ^= 1;
-    expect(() => wmModelFromBytes({ ...good, parts: { 'wm-base.wm.json': part } })).toThrow(`${join(MODELS, 'wm-base.wm.json')}: does not match parts["wm-base.wm.json"]`);
-    expect(() => wmModelFromBytes({ ...good, parts: {} })).toThrow(`${join(MODELS, 'wm-base.wm.json')}: model part listed in ${join(MODELS, 'wm-base.json')} is missing`);
+    expect(() => wmModelFromBytes({ ...good, parts: { 'wm-base.wm.json': part } })).toThrow(
+      `${join(MODELS, 'wm-base.wm.json')}: does not match parts["wm-base.wm.json"]`,
+    );
+    expect(() => wmModelFromBytes({ ...good, parts: {} })).toThrow(
+      `${join(MODELS, 'wm-base.wm.json')}: model part listed in ${join(MODELS, 'wm-base.json')} is missing`,
+    );
     expect(() => policyFromBytes(good)).toThrow(/kind: holds a "worldmodel" model, expected "vla-policy"/);
     expect(() => policyFromBytes({ ...bytesOf('vla-base'), sidecar: '{"format": ' })).toThrow(InputError);
-    expect(() => policyFromBytes({ ...bytesOf('vla-base'), sidecar: '{"format": ' })).toThrow(/vla-base\.json: model sidecar is not valid JSON/);
+    expect(() => policyFromBytes({ ...bytesOf('vla-base'), sidecar: '{"format": ' })).toThrow(
+      /vla-base\.json: model sidecar is not valid JSON/,
+    );
     expect(() => policyFromBytes({ ...bytesOf('vla-base'), sidecar: '{}' })).toThrow(/vla-base\.json: \$\.format: /);
   });
 });

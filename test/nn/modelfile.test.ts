@@ -22,7 +22,10 @@ function params(seed: number): ParamStore {
 
 const save = (path: string, seed: number, extra = '', fault?: (k: number, what: string) => void) =>
   saveModel(path, worldModelForwardBuilder(CFG), params(seed), {
-    kind: 'test', config: CFG, provenance: { producer: 'test', seed }, specHash: 'spec',
+    kind: 'test',
+    config: CFG,
+    provenance: { producer: 'test', seed },
+    specHash: 'spec',
     parts: [{ path: path.replace(/\.onnx$/, '.extra.json'), data: `{"seed": ${seed}${extra}}\n` }],
     commit: fault ? { fault } : undefined,
   });
@@ -36,14 +39,17 @@ describe('model files: .onnx + sidecar + extra parts in one commit', () => {
       const dir = join(root, `m${n++}`);
       const path = join(dir, 'm.onnx');
       await save(path, 1);
-      const run = save(path, 2, '', (b) => { if (b === k) throw new SimulatedCrash(); });
+      const run = save(path, 2, '', (b) => {
+        if (b === k) throw new SimulatedCrash();
+      });
       if (k < labels.length) await expect(run).rejects.toThrow(SimulatedCrash);
       else await run;
       const m = await loadModel(path, 'test');
       const seed = k <= labels.indexOf('commit') ? 1 : 2;
       expect(m.sidecar.provenance.seed, `crash at ${labels[k] ?? 'none'}`).toBe(seed);
       const want = params(seed);
-      for (const name of want.names) expect(Buffer.from(m.params.get(name).buffer)).toEqual(Buffer.from(want.get(name).buffer));
+      for (const name of want.names)
+        expect(Buffer.from(m.params.get(name).buffer)).toEqual(Buffer.from(want.get(name).buffer));
       expect(new TextDecoder().decode(m.parts['m.extra.json'])).toBe(`{"seed": ${seed}}\n`);
       expect(readdirSync(dir).sort()).toEqual(['m.extra.json', 'm.json', 'm.onnx']);
     }
@@ -52,7 +58,11 @@ describe('model files: .onnx + sidecar + extra parts in one commit', () => {
   it('a kill between the .onnx and the .json rename no longer makes the model unloadable', async () => {
     const path = join(root, 'kill', 'm.onnx');
     await save(path, 1);
-    await expect(save(path, 2, '', (_b, what) => { if (what === 'rename m.json') throw new SimulatedCrash(); })).rejects.toThrow(SimulatedCrash);
+    await expect(
+      save(path, 2, '', (_b, what) => {
+        if (what === 'rename m.json') throw new SimulatedCrash();
+      }),
+    ).rejects.toThrow(SimulatedCrash);
     expect((await loadModel(path)).sidecar.provenance.seed).toBe(2);
   });
 
@@ -61,12 +71,16 @@ describe('model files: .onnx + sidecar + extra parts in one commit', () => {
     await save(path, 1);
     writeFileSync(join(root, 'edit', 'm.extra.json'), '{"seed": 9}\n');
     await expect(loadModel(path)).rejects.toThrow(InputError);
-    await expect(loadModel(path)).rejects.toThrow(`${join(root, 'edit', 'm.extra.json')}: does not match parts["m.extra.json"] in ${join(root, 'edit', 'm.json')}`);
+    await expect(loadModel(path)).rejects.toThrow(
+      `${join(root, 'edit', 'm.extra.json')}: does not match parts["m.extra.json"] in ${join(root, 'edit', 'm.json')}`,
+    );
     await save(path, 1);
     const onnx = readFileSync(path);
     onnx[onnx.length - 1] ^= 1;
     writeFileSync(path, onnx);
-    await expect(loadModel(path)).rejects.toThrow(`${path}: does not match onnxHash in ${join(root, 'edit', 'm.json')}`);
+    await expect(loadModel(path)).rejects.toThrow(
+      `${path}: does not match onnxHash in ${join(root, 'edit', 'm.json')}`,
+    );
   });
 
   it('never writes non-finite parameters; the files already there stay', async () => {
@@ -74,8 +88,14 @@ describe('model files: .onnx + sidecar + extra parts in one commit', () => {
     await save(path, 1);
     const bad = params(2);
     bad.get(bad.names[0])[0] = Number.NaN;
-    await expect(saveModel(path, worldModelForwardBuilder(CFG), bad, { kind: 'test', config: CFG, provenance: { producer: 'test', seed: 2 }, specHash: 'spec' }))
-      .rejects.toThrow(`saveModel: refusing to write ${path}: parameter "${bad.names[0]}" [0] is NaN`);
+    await expect(
+      saveModel(path, worldModelForwardBuilder(CFG), bad, {
+        kind: 'test',
+        config: CFG,
+        provenance: { producer: 'test', seed: 2 },
+        specHash: 'spec',
+      }),
+    ).rejects.toThrow(`saveModel: refusing to write ${path}: parameter "${bad.names[0]}" [0] is NaN`);
     expect((await loadModel(path)).sidecar.provenance.seed).toBe(1);
     expect(readdirSync(join(root, 'nan')).sort()).toEqual(['m.extra.json', 'm.json', 'm.onnx']);
   });

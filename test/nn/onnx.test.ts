@@ -9,7 +9,12 @@ import { Session, floatData, sessionOptions, tensor } from '../../src/nn/runtime
 
 describe('protobuf wire format', () => {
   it('round-trips varints (negative int64 included), strings and packed ints', () => {
-    const bytes = new ProtoWriter().int(1, 300).int(2, -1).string(3, 'héllo').packedInts(4, [0, 1, 127, 128, 2 ** 40]).finish();
+    const bytes = new ProtoWriter()
+      .int(1, 300)
+      .int(2, -1)
+      .string(3, 'héllo')
+      .packedInts(4, [0, 1, 127, 128, 2 ** 40])
+      .finish();
     const f = readFields(bytes);
     expect(f[0].int).toBe(300);
     expect(f[1].int).toBe(-1);
@@ -35,7 +40,8 @@ describe('ONNX writer', () => {
     expect(s.inputs.map((i) => [i.name, i.shape])).toEqual([['x', [-1, 3]]]);
     expect(s.outputs.map((i) => i.name)).toEqual(['y', 'y_again', 'x_copy']);
     expect(s.ops).not.toContain('Exp');
-    for (const name of params.names) expect(Array.from(s.initializers.get(name)!.data as Float32Array)).toEqual(Array.from(params.get(name)));
+    for (const name of params.names)
+      expect(Array.from(s.initializers.get(name)!.data as Float32Array)).toEqual(Array.from(params.get(name)));
     const session = await Session.create(model);
     for (const n of [1, 4]) {
       const out = await session.run({ x: tensor('float32', new Float32Array(n * 3).fill(0.25), [n, 3]) });
@@ -53,7 +59,9 @@ describe('ONNX writer', () => {
     g.output('y', mlp(x, 'net', [], 2));
     const s = await Session.create(writeOnnx(g));
     expect([...s.inputNames].sort()).toEqual(['net.out.b', 'net.out.w', 'x']);
-    await expect(s.run({ x: tensor('float32', new Float32Array(6), [2, 3]) })).rejects.toThrow(/missing inputs net\.out\.w, net\.out\.b/);
+    await expect(s.run({ x: tensor('float32', new Float32Array(6), [2, 3]) })).rejects.toThrow(
+      /missing inputs net\.out\.w, net\.out\.b/,
+    );
     await s.close();
   });
 
@@ -66,7 +74,9 @@ describe('ONNX writer', () => {
     expect(() => o.reshape(a, [4, 2])).toThrow(/cannot become/);
     const w = g.param('w', [3, 2], { kind: 'zeros' });
     g.output('y', o.matmul(a, w));
-    expect(() => writeOnnx(g, { initializers: new Map([['w', new Float32Array(5)]]) })).toThrow(/parameter w has 5 values/);
+    expect(() => writeOnnx(g, { initializers: new Map([['w', new Float32Array(5)]]) })).toThrow(
+      /parameter w has 5 values/,
+    );
   });
 
   it('sets threads, spinning off and the optimisation level per dtype', () => {
@@ -75,7 +85,9 @@ describe('ONNX writer', () => {
     expect(f32.graphOptimizationLevel).toBe('all');
     expect(sessionOptions({}, 'float64').graphOptimizationLevel).toBe('basic');
     expect(sessionOptions().intraOpNumThreads).toBe(1);
-    expect((f32.extra as { session: { intra_op: { allow_spinning: string } } }).session.intra_op.allow_spinning).toBe('0');
+    expect((f32.extra as { session: { intra_op: { allow_spinning: string } } }).session.intra_op.allow_spinning).toBe(
+      '0',
+    );
     expect(() => sessionOptions({ threads: 0 })).toThrow(/threads/);
   });
 });

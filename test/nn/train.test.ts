@@ -10,7 +10,11 @@ import { tensor } from '../../src/nn/runtime.ts';
 
 const bytesOf = (a: Float32Array | Float64Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
-async function makeSession(build: (g: Graph) => { loss: ReturnType<typeof o.add> }, seed: number, opts = {}): Promise<TrainSession> {
+async function makeSession(
+  build: (g: Graph) => { loss: ReturnType<typeof o.add> },
+  seed: number,
+  opts = {},
+): Promise<TrainSession> {
   const g = new Graph();
   build(g);
   return TrainSession.create((gr) => build(gr), ParamStore.init(g.params, seed), opts);
@@ -81,7 +85,18 @@ describe('determinism', () => {
       return { loss: o.neg(o.meanAll(L.categoricalLogProb(logp, g.input('k', [n], 'int32')))) };
     };
     const rng = new Rng(8);
-    const data = { x: tensor('float32', Float32Array.from({ length: n * 8 }, () => rng.normal()), [n, 8]), k: tensor('int32', Int32Array.from({ length: n }, () => rng.int(5)), [n]) };
+    const data = {
+      x: tensor(
+        'float32',
+        Float32Array.from({ length: n * 8 }, () => rng.normal()),
+        [n, 8],
+      ),
+      k: tensor(
+        'int32',
+        Int32Array.from({ length: n }, () => rng.int(5)),
+        [n],
+      ),
+    };
     const run = async (threads: number): Promise<ParamStore> => {
       const ts = await makeSession(build, 12, { threads, optimizer: { maxGradNorm: 1, weightDecay: 0.01 } });
       for (let s = 0; s < 30; s++) await ts.step(data, 1e-2);
@@ -100,8 +115,14 @@ describe('AdamW', () => {
   // loss = sum((x w - y)^2) in float64 with a JS reference optimizer: bias correction, decoupled weight
   // decay (weights only), global-norm clipping and a learning-rate schedule fed as an input.
   it('matches a float64 reference implementation step for step', async () => {
-    const X = [[0.5, -1, 2], [1.5, 0.25, -0.5]];
-    const Y = [[1, -2], [0.5, 3]];
+    const X = [
+      [0.5, -1, 2],
+      [1.5, 0.25, -0.5],
+    ];
+    const Y = [
+      [1, -2],
+      [0.5, 3],
+    ];
     const build = (g: Graph) => {
       const w = g.param('w', [3, 2], { kind: 'normal', std: 1 });
       const b = g.param('b', [2], { kind: 'normal', std: 1 });
@@ -117,25 +138,33 @@ describe('AdamW', () => {
     const b = Array.from(params.get('b'));
     const m = [new Array(6).fill(0), new Array(2).fill(0)];
     const v = [new Array(6).fill(0), new Array(2).fill(0)];
-    const feeds = { x: tensor('float64', Float64Array.from(X.flat()), [2, 3]), y: tensor('float64', Float64Array.from(Y.flat()), [2, 2]) };
+    const feeds = {
+      x: tensor('float64', Float64Array.from(X.flat()), [2, 3]),
+      y: tensor('float64', Float64Array.from(Y.flat()), [2, 2]),
+    };
     for (let t = 1; t <= 6; t++) {
       const lr = 0.05 / t;
       const gw = new Array(6).fill(0);
       const gb = [0, 0];
-      for (let i = 0; i < 2; i++) for (let j = 0; j < 2; j++) {
-        const d = X[i][0] * w[j] + X[i][1] * w[2 + j] + X[i][2] * w[4 + j] + b[j] - Y[i][j];
-        for (let k = 0; k < 3; k++) gw[k * 2 + j] += 2 * d * X[i][k];
-        gb[j] += 2 * d;
-      }
+      for (let i = 0; i < 2; i++)
+        for (let j = 0; j < 2; j++) {
+          const d = X[i][0] * w[j] + X[i][1] * w[2 + j] + X[i][2] * w[4 + j] + b[j] - Y[i][j];
+          for (let k = 0; k < 3; k++) gw[k * 2 + j] += 2 * d * X[i][k];
+          gb[j] += 2 * d;
+        }
       const norm = Math.sqrt([...gw, ...gb].reduce((s, x) => s + x * x, 0));
       const scale = Math.min(1, cfg.maxGradNorm / (norm + 1e-6));
-      [[w, gw, 0, true], [b, gb, 1, false]].forEach(([p, gr, k, decay]) => {
+      [
+        [w, gw, 0, true],
+        [b, gb, 1, false],
+      ].forEach(([p, gr, k, decay]) => {
         const P = p as number[];
         (gr as number[]).forEach((gv, i) => {
           const gc = gv * scale;
           m[k as number][i] = cfg.beta1 * m[k as number][i] + (1 - cfg.beta1) * gc;
           v[k as number][i] = cfg.beta2 * v[k as number][i] + (1 - cfg.beta2) * gc * gc;
-          const upd = (m[k as number][i] / (1 - cfg.beta1 ** t)) / (Math.sqrt(v[k as number][i] / (1 - cfg.beta2 ** t)) + cfg.eps);
+          const upd =
+            m[k as number][i] / (1 - cfg.beta1 ** t) / (Math.sqrt(v[k as number][i] / (1 - cfg.beta2 ** t)) + cfg.eps);
           P[i] = P[i] - lr * upd - (decay ? lr * cfg.weightDecay * P[i] : 0);
         });
       });

@@ -5,7 +5,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
 import { dsin } from '../../src/core/dmath.ts';
 import { Graph } from '../../src/nn/ir.ts';
-import { WM_NORM, type WorldModelNetConfig, worldModelForwardBuilder, worldModelLossBuilder, worldModelNet, worldModelStepBuilder } from '../../src/nn/nets/worldmodel.ts';
+import {
+  WM_NORM,
+  type WorldModelNetConfig,
+  worldModelForwardBuilder,
+  worldModelLossBuilder,
+  worldModelNet,
+  worldModelStepBuilder,
+} from '../../src/nn/nets/worldmodel.ts';
 import { loadWorldModel, saveWorldModel } from '../../src/nn/nets/worldmodel-file.ts';
 import { ParamStore } from '../../src/nn/params.ts';
 import { floatData, tensor } from '../../src/nn/runtime.ts';
@@ -40,10 +47,20 @@ describe('world-model ensemble', () => {
     const rng = new Rng(3);
     const k = 3;
     const n = 4;
-    const values = { state: randValues(rng, k * n * 4), action: randValues(rng, k * n * 2), target: randValues(rng, k * n * 4) };
+    const values = {
+      state: randValues(rng, k * n * 4),
+      action: randValues(rng, k * n * 2),
+      target: randValues(rng, k * n * 4),
+    };
     // Random O(1) weights make this loss large (~350), so roundoff/h dominates at small h: use h = 1e-4.
-    const r = await checkLoss((g) => worldModelLossBuilder({ ...CFG, minLogVar: -3, maxLogVar: 1 }, n)(g).loss, values, { diff: ['state', 'action'], sample: 6, h: 1e-4 });
-    console.log(`world-model loss FD: max relative error ${r.maxRelErr.toExponential(2)} over ${r.checked} elements (${r.worst})`);
+    const r = await checkLoss(
+      (g) => worldModelLossBuilder({ ...CFG, minLogVar: -3, maxLogVar: 1 }, n)(g).loss,
+      values,
+      { diff: ['state', 'action'], sample: 6, h: 1e-4 },
+    );
+    console.log(
+      `world-model loss FD: max relative error ${r.maxRelErr.toExponential(2)} over ${r.checked} elements (${r.worst})`,
+    );
     expect(r.maxRelErr, r.worst).toBeLessThanOrEqual(1e-5);
   });
 
@@ -61,7 +78,14 @@ describe('world-model ensemble', () => {
     let last = 0;
     for (let s = 0; s < 400; s++) {
       const b = batch(rng, 3, n);
-      const r = await ts.step({ state: tensor('float32', b.s, [3, n, 4]), action: tensor('float32', b.a, [3, n, 2]), target: tensor('float32', b.d, [3, n, 4]) }, 3e-3);
+      const r = await ts.step(
+        {
+          state: tensor('float32', b.s, [3, n, 4]),
+          action: tensor('float32', b.a, [3, n, 2]),
+          target: tensor('float32', b.d, [3, n, 4]),
+        },
+        3e-3,
+      );
       if (s === 0) first = r.loss;
       last = r.loss;
     }
@@ -75,7 +99,10 @@ describe('world-model ensemble', () => {
     const dir = await mkdtemp(join(tmpdir(), 'wmrl-wm-'));
     dirs.push(dir);
     const path = join(dir, 'wm.onnx');
-    await saveWorldModel(path, CFG, trained, { provenance: { producer: 'test', seed: 1, steps: 400 }, specHash: 'test' });
+    await saveWorldModel(path, CFG, trained, {
+      provenance: { producer: 'test', seed: 1, steps: 400 },
+      specHash: 'test',
+    });
     expect((await readdir(dir)).sort()).toEqual(['wm.json', 'wm.onnx']); // no temp files left behind
     const loaded = await loadWorldModel(path);
     const b = batch(new Rng(9), 1, 5);
@@ -94,7 +121,8 @@ describe('world-model ensemble', () => {
     const o3 = await f3.run(feeds);
     expect(Object.keys(o3)).toEqual(['delta_mean']);
     const [full, step] = [floatData(o1.delta_mean), floatData(o3.delta_mean)];
-    for (let i = 0; i < full.length; i++) expect(Math.abs(step[i] - full[i]), `delta_mean[${i}]`).toBeLessThanOrEqual(1e-6 * (1 + Math.abs(full[i])));
+    for (let i = 0; i < full.length; i++)
+      expect(Math.abs(step[i] - full[i]), `delta_mean[${i}]`).toBeLessThanOrEqual(1e-6 * (1 + Math.abs(full[i])));
     await f3.close();
     await f1.close();
     await f2.close();

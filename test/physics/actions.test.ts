@@ -26,12 +26,22 @@ describe('action tokens', () => {
   it('round-trips tokens through decode and encode', () => {
     const rng = new Rng(3);
     for (let k = 0; k < 200; k++) {
-      const tokens = { dx: rng.int(control.bins), dy: rng.int(control.bins), dz: rng.int(control.bins), dyaw: rng.int(control.bins), grip: rng.int(control.gripperBins) };
+      const tokens = {
+        dx: rng.int(control.bins),
+        dy: rng.int(control.bins),
+        dz: rng.int(control.bins),
+        dyaw: rng.int(control.bins),
+        grip: rng.int(control.gripperBins),
+      };
       expect(encodeAction(control, decodeAction(control, tokens))).toEqual(tokens);
     }
     const open = decodeAction(control, { dx: 5, dy: 5, dz: 5, dyaw: 5, grip: 0 });
     expect(open).toEqual({ dx: 0, dy: 0, dz: 0, dyaw: 0, grip: 0 });
-    expect(decodeAction(control, { dx: 0, dy: 5, dz: 5, dyaw: 10, grip: control.gripperBins - 1 })).toMatchObject({ dx: -control.maxTranslation, dyaw: control.maxYaw, grip: 1 });
+    expect(decodeAction(control, { dx: 0, dy: 5, dz: 5, dyaw: 10, grip: control.gripperBins - 1 })).toMatchObject({
+      dx: -control.maxTranslation,
+      dyaw: control.maxYaw,
+      grip: 1,
+    });
   });
 
   it('names the dimension of a bad token', () => {

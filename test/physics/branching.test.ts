@@ -12,11 +12,16 @@ const rowOf = (r: Pick<StepResult, 'obs'> & Partial<StepResult>, i: number, n: n
   return {
     image: Buffer.from(image.subarray(i * size, (i + 1) * size)).toString('base64'),
     proprio: Array.from((r.obs.proprio as Float32Array).subarray(7 * i, 7 * i + 7)),
-    reward: r.reward?.[i], terminated: r.terminated?.[i], truncated: r.truncated?.[i], progress: r.info?.progress[i],
+    reward: r.reward?.[i],
+    terminated: r.terminated?.[i],
+    truncated: r.truncated?.[i],
+    progress: r.info?.progress[i],
   };
 };
 const slice = (a: BatchAction, i: number, n: number, slot: number): BatchAction =>
-  Object.fromEntries(Object.entries(a).map(([k, v]) => [k, Int32Array.from({ length: n }, (_, j) => (j === slot ? v[i] : 0))]));
+  Object.fromEntries(
+    Object.entries(a).map(([k, v]) => [k, Int32Array.from({ length: n }, (_, j) => (j === slot ? v[i] : 0))]),
+  );
 
 describe('physics resetFrom', () => {
   it('starts a recorded state exactly: the rest of the episode is the recorded one, byte for byte, in any env and slot', async () => {
@@ -58,7 +63,9 @@ describe('physics resetFrom', () => {
     await env.reset({ seed: 3 });
     const { exact: _exact, ...rowOnly } = env.capture(0, { exact: true });
     await expect(env.resetFrom([0], [rowOnly])).rejects.toThrow(/starts\[0\] has no exact snapshot/);
-    await expect(env.resetFrom([0], [{ ...rowOnly, elapsed: 500 }])).rejects.toThrow(/starts\[0\]\.elapsed must be an integer in \[0, /);
+    await expect(env.resetFrom([0], [{ ...rowOnly, elapsed: 500 }])).rejects.toThrow(
+      /starts\[0\]\.elapsed must be an integer in \[0, /,
+    );
     env.close();
   });
 });

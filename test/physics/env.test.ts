@@ -17,7 +17,11 @@ async function play(env: TabletopEnv, steps: number, seed: number): Promise<stri
   const h = new Hasher();
   for (let t = 0; t < steps; t++) {
     const r = await env.step(randomAction(env.spec, env.numEnvs, rng));
-    h.update(stateHash(states(env))).update(r.reward).update(r.info.progress).update(r.obs.proprio as Float32Array).update(r.obs.image_front as Uint8Array);
+    h.update(stateHash(states(env)))
+      .update(r.reward)
+      .update(r.info.progress)
+      .update(r.obs.proprio as Float32Array)
+      .update(r.obs.image_front as Uint8Array);
   }
   return h.digest();
 }
@@ -27,7 +31,9 @@ describe('TabletopEnv', () => {
     for (const task of scene.tasks) {
       const env = await createTabletopEnv({ scene, taskId: task.id, numEnvs: N });
       const ran = await checkEnv(env, { steps: 4 });
-      expect(ran).toEqual(expect.arrayContaining(['spec', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']));
+      expect(ran).toEqual(
+        expect.arrayContaining(['spec', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']),
+      );
       env.close();
     }
   });
@@ -38,11 +44,17 @@ describe('TabletopEnv', () => {
     expect(env.spec.observation.map((o) => o.name)).toEqual(['image_front', 'proprio', 'instruction']);
     expect(env.spec.observation[1]).toMatchObject({ kind: 'box', shape: [PROPRIO.length] });
     expect(env.spec.action.map((a) => [a.name, a.kind === 'discrete' ? a.n : 0])).toEqual([
-      ['dx', scene.control.bins], ['dy', scene.control.bins], ['dz', scene.control.bins], ['dyaw', scene.control.bins], ['grip', scene.control.gripperBins],
+      ['dx', scene.control.bins],
+      ['dy', scene.control.bins],
+      ['dz', scene.control.bins],
+      ['dyaw', scene.control.bins],
+      ['grip', scene.control.gripperBins],
     ]);
     expect(env.spec.maxEpisodeSteps).toBe(scene.tasks.find((t) => t.id === 'tabletop/stack')!.maxEpisodeSteps);
     await expect(createTabletopEnv({ scene, taskId: 'tabletop/nope', numEnvs: 1 })).rejects.toThrow(/tabletop\/nope/);
-    await expect(createTabletopEnv({ scene, taskId: 'tabletop/push', numEnvs: 1, cameras: ['side'] })).rejects.toThrow(/camera "side"/);
+    await expect(createTabletopEnv({ scene, taskId: 'tabletop/push', numEnvs: 1, cameras: ['side'] })).rejects.toThrow(
+      /camera "side"/,
+    );
     env.close();
   });
 
@@ -113,12 +125,25 @@ describe('TabletopEnv', () => {
     const img0 = r0.obs.image_front as Uint8Array;
     expect(img0.length).toBe(64 * 64 * 3);
     expect(new Set(img0).size).toBeGreaterThan(8);
-    const up = { dx: new Int32Array([10]), dy: new Int32Array([10]), dz: new Int32Array([10]), dyaw: new Int32Array([5]), grip: new Int32Array([0]) };
+    const up = {
+      dx: new Int32Array([10]),
+      dy: new Int32Array([10]),
+      dz: new Int32Array([10]),
+      dyaw: new Int32Array([5]),
+      grip: new Int32Array([0]),
+    };
     const r1 = await env.step(up);
     expect(Buffer.compare(Buffer.from(img0), Buffer.from(r1.obs.image_front as Uint8Array))).not.toBe(0);
     expect(hasFrame(env)).toBe(true);
-    const moving = sceneBodies(scene).filter((b) => !b.pose).map((b) => b.name);
-    expect(env.frame(0).map((p) => p.name).sort()).toEqual(moving.sort());
+    const moving = sceneBodies(scene)
+      .filter((b) => !b.pose)
+      .map((b) => b.name);
+    expect(
+      env
+        .frame(0)
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(moving.sort());
     const p = r1.obs.proprio as Float32Array;
     const s = env.state(0);
     expect(p[0]).toBeCloseTo(s.eePos[0], 6);

@@ -15,7 +15,13 @@ function moveTo(sim: TabletopSim, x: number, y: number, z: number, grip: number,
   const m = scene.control.maxTranslation;
   const c = (v: number) => Math.max(-m, Math.min(m, v));
   for (let k = 0; k < steps; k++) {
-    sim.control(c(x - sim.target[0]), c(y - sim.target[1]), c(z - sim.target[2]), Math.max(-0.15, Math.min(0.15, yaw - sim.yaw)), grip);
+    sim.control(
+      c(x - sim.target[0]),
+      c(y - sim.target[1]),
+      c(z - sim.target[2]),
+      Math.max(-0.15, Math.min(0.15, yaw - sim.yaw)),
+      grip,
+    );
   }
 }
 
@@ -42,7 +48,9 @@ describe('gripper', () => {
       moveTo(sim, 0.15, 0.1, 0.16, 0, 20);
       s = sim.state();
       expect(isHeld(obj, s.objects[task.object], s)).toBe(true);
-      expect(Math.hypot(s.objects[task.object].pos[0] - s.eePos[0], s.objects[task.object].pos[1] - s.eePos[1])).toBeLessThan(0.01);
+      expect(
+        Math.hypot(s.objects[task.object].pos[0] - s.eePos[0], s.objects[task.object].pos[1] - s.eePos[1]),
+      ).toBeLessThan(0.01);
       moveTo(sim, 0.15, 0.1, 0.16, OPEN, 20);
       s = sim.state();
       expect(isHeld(obj, s.objects[task.object], s)).toBe(false);

@@ -28,26 +28,29 @@ describe('ArmKinematics', () => {
     let worstPos = 0;
     let worstYaw = 0;
     const n = 4;
-    for (let ix = 0; ix <= n; ix++) for (let iy = 0; iy <= n; iy++) for (const z of [min[2], max[2]]) for (const yaw of [-1.5, 0, 1.5]) {
-      const target = [min[0] + ((max[0] - min[0]) * ix) / n, min[1] + ((max[1] - min[1]) * iy) / n, z];
-      q.set(home);
-      const cur = start.slice();
-      let curYaw = 0;
-      // 2 cm / 0.15 rad per step with 6 warm-started iterations, as the env does.
-      for (let s = 0; s < 80; s++) {
-        for (let d = 0; d < 3; d++) cur[d] += Math.max(-0.02, Math.min(0.02, target[d] - cur[d]));
-        curYaw += Math.max(-0.15, Math.min(0.15, yaw - curYaw));
-        kin.solve(q, cur, curYaw, 6);
-      }
-      const err = kin.solve(q, target, yaw, 6);
-      const [c, s] = kin.yawOf();
-      worstPos = Math.max(worstPos, err);
-      worstYaw = Math.max(worstYaw, Math.abs(datan2(s, c) - yaw), Math.abs(kin.rot[53] + 1));
-      for (let j = 0; j < 6; j++) {
-        expect(q[j]).toBeGreaterThanOrEqual(robot.joints[j].limit[0]);
-        expect(q[j]).toBeLessThanOrEqual(robot.joints[j].limit[1]);
-      }
-    }
+    for (let ix = 0; ix <= n; ix++)
+      for (let iy = 0; iy <= n; iy++)
+        for (const z of [min[2], max[2]])
+          for (const yaw of [-1.5, 0, 1.5]) {
+            const target = [min[0] + ((max[0] - min[0]) * ix) / n, min[1] + ((max[1] - min[1]) * iy) / n, z];
+            q.set(home);
+            const cur = start.slice();
+            let curYaw = 0;
+            // 2 cm / 0.15 rad per step with 6 warm-started iterations, as the env does.
+            for (let s = 0; s < 80; s++) {
+              for (let d = 0; d < 3; d++) cur[d] += Math.max(-0.02, Math.min(0.02, target[d] - cur[d]));
+              curYaw += Math.max(-0.15, Math.min(0.15, yaw - curYaw));
+              kin.solve(q, cur, curYaw, 6);
+            }
+            const err = kin.solve(q, target, yaw, 6);
+            const [c, s] = kin.yawOf();
+            worstPos = Math.max(worstPos, err);
+            worstYaw = Math.max(worstYaw, Math.abs(datan2(s, c) - yaw), Math.abs(kin.rot[53] + 1));
+            for (let j = 0; j < 6; j++) {
+              expect(q[j]).toBeGreaterThanOrEqual(robot.joints[j].limit[0]);
+              expect(q[j]).toBeLessThanOrEqual(robot.joints[j].limit[1]);
+            }
+          }
     expect(worstPos).toBeLessThan(1e-4);
     expect(worstYaw).toBeLessThan(1e-3);
   });

@@ -11,7 +11,13 @@ import { AGENT_SIZES } from '../../src/policy/presets.ts';
 import { PolicySampler, samplerPolicy } from '../../src/policy/sampler.ts';
 import { vlaConfigFromSpec } from '../../src/policy/spec-config.ts';
 import { WordTokenizer } from '../../src/policy/tokenizer.ts';
-import { VLA_IO, type VlaConfig, type VlaConfigInput, parseVlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
+import {
+  VLA_IO,
+  type VlaConfig,
+  type VlaConfigInput,
+  parseVlaConfig,
+  vlaForwardBuilder,
+} from '../../src/policy/vla.ts';
 import { stepContext } from '../../src/rollout/collect.ts';
 import { type PolicySample, PolicyTrainer, obsRow } from '../../src/trainer/policy-trainer.ts';
 import { checkLoss } from '../nn/gradcheck.ts';
@@ -22,7 +28,12 @@ import { policyLoss } from './fixtures.ts';
 const SLOTS = 12;
 const VOCAB = 50;
 const META = 8;
-const CORPUS = ['classify income from census rows with 14 features', 'regress house prices', 'feedback last accuracy improved by 0.02 with a forest', 'feedback the program was malformed'];
+const CORPUS = [
+  'classify income from census rows with 14 features',
+  'regress house prices',
+  'feedback last accuracy improved by 0.02 with a forest',
+  'feedback the program was malformed',
+];
 const TOKENIZER = WordTokenizer.fromCorpus(CORPUS, { maxLength: 12 });
 const SPEC = EnvSpecSchema.parse({
   id: 'autoresearch/tabular',
@@ -56,14 +67,16 @@ function randomTokens(cfg: VlaConfig, n: number, seed: number): Record<string, I
 
 const rowsOf = (obs: BatchObs, n: number, rows: number[]): BatchObs => {
   const one = rows.map((r) => obsRow(obs, n, r));
-  return Object.fromEntries(Object.keys(obs).map((k) => {
-    const v = obs[k];
-    if (Array.isArray(v)) return [k, one.map((o) => (o[k] as string[])[0])];
-    const size = v.length / n;
-    const out = new Float32Array(rows.length * size);
-    one.forEach((o, b) => out.set(o[k] as Float32Array, b * size));
-    return [k, out];
-  }));
+  return Object.fromEntries(
+    Object.keys(obs).map((k) => {
+      const v = obs[k];
+      if (Array.isArray(v)) return [k, one.map((o) => (o[k] as string[])[0])];
+      const size = v.length / n;
+      const out = new Float32Array(rows.length * size);
+      one.forEach((o, b) => out.set(o[k] as Float32Array, b * size));
+      return [k, out];
+    }),
+  );
 };
 
 describe('autoregressive agent policy (text + box, no camera)', () => {
@@ -81,7 +94,9 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     for (const [name, t] of Object.entries(out)) g.output(name, t);
     const names = g.params.map((p) => p.name);
     expect(names.some((n) => n.startsWith('vla.conv') || n.startsWith('vla.img'))).toBe(false);
-    expect(names.filter((n) => n.startsWith('vla.ar.embed.'))).toEqual(Array.from({ length: SLOTS - 1 }, (_, t) => `vla.ar.embed.tok_${t}.table`));
+    expect(names.filter((n) => n.startsWith('vla.ar.embed.'))).toEqual(
+      Array.from({ length: SLOTS - 1 }, (_, t) => `vla.ar.embed.tok_${t}.table`),
+    );
     const size = g.params.reduce((s, p) => s + p.shape.reduce((a, b) => a * b, 1), 0);
     console.log(`agent net (${SLOTS} slots x ${VOCAB} tokens, vocab ${TOKENIZER.vocabSize} words): ${size} parameters`);
     // the sampler graph takes the tokens of every slot but the last (which conditions nothing)
@@ -91,13 +106,25 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     expect(inputs).toContain('meta');
     // the checks of the config stay by field
     const base: VlaConfigInput = { ...cfg };
-    expect(() => parseVlaConfig({ ...base, conv: [{ out: 4, k: 3, stride: 2, pad: 1 }] })).toThrow(/conv: an image setting, but there are no cameras/);
+    expect(() => parseVlaConfig({ ...base, conv: [{ out: 4, k: 3, stride: 2, pad: 1 }] })).toThrow(
+      /conv: an image setting, but there are no cameras/,
+    );
     expect(() => parseVlaConfig({ ...base, film: 1 })).toThrow(/film: an image setting/);
     expect(() => parseVlaConfig({ ...base, cameras: ['image'] })).toThrow(/conv: at least one layer/);
-    expect(() => parseVlaConfig({ ...base, cameras: ['image'], conv: [{ out: 4, k: 3, stride: 2, pad: 1 }] })).toThrow(/imageFeatures: required with cameras/);
+    expect(() => parseVlaConfig({ ...base, cameras: ['image'], conv: [{ out: 4, k: 3, stride: 2, pad: 1 }] })).toThrow(
+      /imageFeatures: required with cameras/,
+    );
     expect(() => parseVlaConfig({ ...base, autoregressive: { embedDim: 0 } })).toThrow(/autoregressive\.embedDim/);
-    const twoImages = { ...SPEC, observation: [...SPEC.observation, ...['a', 'b', 'c'].map((name) => ({ kind: 'image' as const, name, shape: [8, 8, 3] as [number, number, 3] }))] };
-    expect(() => vlaConfigFromSpec(twoImages, TOKENIZER.config, AGENT_SIZES)).toThrow(/at most 2 image observations, found 3/);
+    const twoImages = {
+      ...SPEC,
+      observation: [
+        ...SPEC.observation,
+        ...['a', 'b', 'c'].map((name) => ({ kind: 'image' as const, name, shape: [8, 8, 3] as [number, number, 3] })),
+      ],
+    };
+    expect(() => vlaConfigFromSpec(twoImages, TOKENIZER.config, AGENT_SIZES)).toThrow(
+      /at most 2 image observations, found 3/,
+    );
   });
 
   it('the shipped base VLA is unchanged: its config re-serialises and its ONNX rebuilds byte for byte', async () => {
@@ -119,7 +146,9 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     await expect(sampler.forward(obs, n)).rejects.toThrow(/needs the action tokens/);
     for (const t of [0, 1, 5, SLOTS - 1]) {
       // change every token from slot t on: slots 0..t keep their exact bits
-      const b = Object.fromEntries(cfg.actions.map((d, s) => [d.name, s < t ? a[d.name] : a[d.name].map((k) => (k + 1 + s) % d.n)]));
+      const b = Object.fromEntries(
+        cfg.actions.map((d, s) => [d.name, s < t ? a[d.name] : a[d.name].map((k) => (k + 1 + s) % d.n)]),
+      );
       const f = await sampler.forward(obs, n, b);
       cfg.actions.forEach((d, s) => {
         if (s <= t) expect(f.logp[d.name], `slot ${s} after changing slots >= ${t}`).toEqual(base.logp[d.name]);
@@ -130,7 +159,19 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
   });
 
   it('gradients match float64 finite differences (small agent net, value head)', async () => {
-    const tiny = parseVlaConfig({ ...cfg, embedDim: 4, proprio: { name: 'meta', dim: 3, hidden: 4 }, trunk: [6], act: 'silu', actions: [{ name: 'tok_0', n: 3 }, { name: 'tok_1', n: 4 }, { name: 'tok_2', n: 3 }], autoregressive: { embedDim: 5 } });
+    const tiny = parseVlaConfig({
+      ...cfg,
+      embedDim: 4,
+      proprio: { name: 'meta', dim: 3, hidden: 4 },
+      trunk: [6],
+      act: 'silu',
+      actions: [
+        { name: 'tok_0', n: 3 },
+        { name: 'tok_1', n: 4 },
+        { name: 'tok_2', n: 3 },
+      ],
+      autoregressive: { embedDim: 5 },
+    });
     const B = 3;
     const rng = new Rng(5, 3);
     const values: Record<string, TypedArray> = {
@@ -141,11 +182,13 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     };
     for (const [name, t] of Object.entries(randomTokens(tiny, B, 6))) values[VLA_IO.action(name)] = t;
     const r = await checkLoss((g) => policyLoss(g, tiny, B).loss, values, { diff: ['meta'] });
-    console.log(`autoregressive policy loss FD: max relative error ${r.maxRelErr.toExponential(2)} over ${r.checked} elements`);
+    console.log(
+      `autoregressive policy loss FD: max relative error ${r.maxRelErr.toExponential(2)} over ${r.checked} elements`,
+    );
     expect(r.maxRelErr, r.worst).toBeLessThanOrEqual(1e-5);
   });
 
-  it('the sampler samples slot by slot; its log-probs are the training graph\'s for the sampled tokens', async () => {
+  it("the sampler samples slot by slot; its log-probs are the training graph's for the sampled tokens", async () => {
     const params = initParams(cfg, 7);
     const sampler = await PolicySampler.create(cfg, params);
     const B = 16;
@@ -154,7 +197,9 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     // teacher forcing with the chosen tokens gives the same bits per slot
     const forced = await sampler.forward(obs, B, acted.actions);
     for (const a of cfg.actions) {
-      expect(Float32Array.from(acted.actions[a.name], (k, i) => forced.logp[a.name][i * a.n + k])).toEqual(acted.logpPerDim[a.name]);
+      expect(Float32Array.from(acted.actions[a.name], (k, i) => forced.logp[a.name][i * a.n + k])).toEqual(
+        acted.logpPerDim[a.name],
+      );
     }
     const rows: PolicySample[] = Array.from({ length: B }, (_, i) => ({
       obs: obsRow(obs, B, i),
@@ -167,13 +212,28 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     const trainer = await PolicyTrainer.create(cfg, params, { batch: B, lr: 1e-2 });
     const gap = await trainer.logpGap(rows);
     const r = await trainer.step(rows);
-    console.log(`autoregressive: trainer vs sampler joint log-prob over ${SLOTS} slots: logpGap ${gap.toExponential(2)}, in the step ${r.logpGap.toExponential(2)}; per-slot entropy sum ${r.entropy.toFixed(3)} (uniform: ${(SLOTS * Math.log(VOCAB)).toFixed(3)})`);
+    console.log(
+      `autoregressive: trainer vs sampler joint log-prob over ${SLOTS} slots: logpGap ${gap.toExponential(2)}, in the step ${r.logpGap.toExponential(2)}; per-slot entropy sum ${r.entropy.toFixed(3)} (uniform: ${(SLOTS * Math.log(VOCAB)).toFixed(3)})`,
+    );
     expect(gap).toBeLessThan(1e-5);
     expect(r.logpGap).toBeLessThan(1e-5);
     // after the update: a rebuilt sampler agrees again, with padding rows
     await sampler.update(trainer.params());
-    const again = await sampler.act(rowsOf(obs, B, Array.from({ length: B - 5 }, (_, i) => i)), B - 5, null, 0);
-    const rows2 = rows.slice(0, B - 5).map((s, i) => ({ ...s, tokens: Object.fromEntries(cfg.actions.map((a) => [a.name, again.actions[a.name][i]])), behaviourLogp: again.logp[i] }));
+    const again = await sampler.act(
+      rowsOf(
+        obs,
+        B,
+        Array.from({ length: B - 5 }, (_, i) => i),
+      ),
+      B - 5,
+      null,
+      0,
+    );
+    const rows2 = rows.slice(0, B - 5).map((s, i) => ({
+      ...s,
+      tokens: Object.fromEntries(cfg.actions.map((a) => [a.name, again.actions[a.name][i]])),
+      behaviourLogp: again.logp[i],
+    }));
     expect(await trainer.logpGap(rows2)).toBeLessThan(1e-5);
     await trainer.close();
     await sampler.close();
@@ -190,17 +250,30 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     const b = await policy.act(obs, stepContext(keys, steps));
     expect(a.actions).toEqual(b.actions);
     expect(a.logp).toEqual(b.logp);
-    const c = await policy.act(obs, stepContext(keys.map((k) => k + 50), steps));
+    const c = await policy.act(
+      obs,
+      stepContext(
+        keys.map((k) => k + 50),
+        steps,
+      ),
+    );
     const program = (x: typeof a, i: number) => cfg.actions.map((d) => (x.actions[d.name] as Int32Array)[i]).join(',');
     for (let i = 0; i < n; i++) expect(program(c, i), `env ${i}: other keys, other program`).not.toBe(program(a, i));
     // row i's program and log-probs are the same at batch 1, 3 and 8, wherever the row sits
     for (const size of [1, 3]) {
       for (let at = 0; at + size <= n; at += size) {
         const rows = Array.from({ length: size }, (_, j) => (at + j * 5) % n);
-        const r = await policy.act(rowsOf(obs, n, rows), stepContext(rows.map((k) => keys[k]), rows.map((k) => steps[k])));
+        const r = await policy.act(
+          rowsOf(obs, n, rows),
+          stepContext(
+            rows.map((k) => keys[k]),
+            rows.map((k) => steps[k]),
+          ),
+        );
         rows.forEach((row, j) => {
           expect(program(r, j), `row ${row} at ${j} of ${size}`).toBe(program(a, row));
-          for (const d of cfg.actions) expect(r.logp![d.name][j], `${d.name} of row ${row} at ${j} of ${size}`).toBe(a.logp![d.name][row]);
+          for (const d of cfg.actions)
+            expect(r.logp![d.name][j], `${d.name} of row ${row} at ${j} of ${size}`).toBe(a.logp![d.name][row]);
         });
       }
     }
@@ -214,15 +287,32 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     // exactly 1/5 for every policy whose heads are independent (the p(tok_1 = k) sum to 1), so only
     // heads that condition on tok_0 can exceed it. A strong entropy bonus (per-slot entropies given the
     // sampled prefix) keeps tok_0 spread while tok_1 learns to follow it.
-    const toy = parseVlaConfig({ ...cfg, actions: [{ name: 'tok_0', n: 5 }, { name: 'tok_1', n: 5 }, { name: 'tok_2', n: 5 }], trunk: [32], autoregressive: { embedDim: 32 } });
+    const toy = parseVlaConfig({
+      ...cfg,
+      actions: [
+        { name: 'tok_0', n: 5 },
+        { name: 'tok_1', n: 5 },
+        { name: 'tok_2', n: 5 },
+      ],
+      trunk: [32],
+      autoregressive: { embedDim: 32 },
+    });
     const G = 40;
     const params = initParams(toy, 21);
     const sampler = await PolicySampler.create(toy, params);
-    const trainer = await PolicyTrainer.create(toy, params, { batch: G, lr: 1e-2, coefficients: { klCoef: 0, entropyCoef: 0.3 } });
+    const trainer = await PolicyTrainer.create(toy, params, {
+      batch: G,
+      lr: 1e-2,
+      coefficients: { klCoef: 0, entropyCoef: 0.3 },
+    });
     const probe = agentObs(toy, 1, 0);
     const copy = async (): Promise<{ copy: number; plain: number }> => {
       const k = Int32Array.from({ length: 5 }, (_, i) => i);
-      const f = await sampler.forward(rowsOf(probe, 1, [0, 0, 0, 0, 0]), 5, { tok_0: k, tok_1: new Int32Array(5), tok_2: new Int32Array(5) });
+      const f = await sampler.forward(rowsOf(probe, 1, [0, 0, 0, 0, 0]), 5, {
+        tok_0: k,
+        tok_1: new Int32Array(5),
+        tok_2: new Int32Array(5),
+      });
       let c = 0;
       let plain = 0;
       for (let i = 0; i < 5; i++) {
@@ -238,10 +328,16 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     let last = 0;
     const iterations = 50;
     for (let it = 0; it < iterations; it++) {
-      const a = await sampler.act(obs, G, Array.from({ length: G }, (_, i) => new Rng([it, i], 7)));
+      const a = await sampler.act(
+        obs,
+        G,
+        Array.from({ length: G }, (_, i) => new Rng([it, i], 7)),
+      );
       const count = new Map<number, number>();
       for (const k of a.actions.tok_0) count.set(k, (count.get(k) ?? 0) + 1);
-      const rewards = Array.from(a.actions.tok_0, (k, i) => (k === a.actions.tok_1[i] ? Math.min(1, G / (5 * count.get(k)!)) : 0));
+      const rewards = Array.from(a.actions.tok_0, (k, i) =>
+        k === a.actions.tok_1[i] ? Math.min(1, G / (5 * count.get(k)!)) : 0,
+      );
       const mean = rewards.reduce((s, x) => s + x, 0) / G;
       if (it < 5) first += mean / 5;
       if (it >= iterations - 5) last += mean / 5;
@@ -261,7 +357,9 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
       await sampler.update(trainer.params());
     }
     const after = await copy();
-    console.log(`toy PPO (${iterations} iterations x ${G} samples, 2 steps each): mean reward ${first.toFixed(3)} (first 5) -> ${last.toFixed(3)} (last 5); mean_k p(tok_1 = k | tok_0 = k) ${before.copy.toFixed(3)} -> ${after.copy.toFixed(3)} (independent heads: exactly 0.200); P(tok_1 = tok_0) ${before.plain.toFixed(3)} -> ${after.plain.toFixed(3)}`);
+    console.log(
+      `toy PPO (${iterations} iterations x ${G} samples, 2 steps each): mean reward ${first.toFixed(3)} (first 5) -> ${last.toFixed(3)} (last 5); mean_k p(tok_1 = k | tok_0 = k) ${before.copy.toFixed(3)} -> ${after.copy.toFixed(3)} (independent heads: exactly 0.200); P(tok_1 = tok_0) ${before.plain.toFixed(3)} -> ${after.plain.toFixed(3)}`,
+    );
     expect(Math.abs(before.copy - 0.2)).toBeLessThan(0.02);
     expect(after.copy).toBeGreaterThan(0.6);
     expect(last).toBeGreaterThan(first + 0.3);

@@ -17,13 +17,17 @@ import { randomObs, tinyConfig } from './fixtures.ts';
 
 /** Row r of a batched observation. */
 function rowsOf(obs: BatchObs, n: number, rows: number[]): BatchObs {
-  return Object.fromEntries(Object.entries(obs).map(([k, v]) => {
-    if (Array.isArray(v)) return [k, rows.map((r) => v[r])];
-    const size = v.length / n;
-    const out = new (v.constructor as new (len: number) => Uint8Array | Float32Array | Int32Array)(rows.length * size);
-    rows.forEach((r, b) => out.set(v.subarray(r * size, (r + 1) * size), b * size));
-    return [k, out];
-  }));
+  return Object.fromEntries(
+    Object.entries(obs).map(([k, v]) => {
+      if (Array.isArray(v)) return [k, rows.map((r) => v[r])];
+      const size = v.length / n;
+      const out = new (v.constructor as new (len: number) => Uint8Array | Float32Array | Int32Array)(
+        rows.length * size,
+      );
+      rows.forEach((r, b) => out.set(v.subarray(r * size, (r + 1) * size), b * size));
+      return [k, out];
+    }),
+  );
 }
 
 async function checkPolicy(config: VlaConfig, params: ParamStore, obs: BatchObs, n: number): Promise<void> {
@@ -35,7 +39,10 @@ async function checkPolicy(config: VlaConfig, params: ParamStore, obs: BatchObs,
       const rows = Array.from({ length: size }, (_, i) => (i * 5 + size) % n);
       const f = await sampler.forward(rowsOf(obs, n, rows), size);
       rows.forEach((r, b) => {
-        for (const a of config.actions) expect(f.logp[a.name].subarray(b * a.n, (b + 1) * a.n), `${a.name}, row ${r} at ${b} of ${size}`).toEqual(single[r][a.name]);
+        for (const a of config.actions)
+          expect(f.logp[a.name].subarray(b * a.n, (b + 1) * a.n), `${a.name}, row ${r} at ${b} of ${size}`).toEqual(
+            single[r][a.name],
+          );
       });
     }
   } finally {
@@ -67,11 +74,27 @@ describe('networks give every row the same bits whatever batch it is computed in
     const s = Float32Array.from({ length: n * 20 }, () => rng.normal());
     const a = Float32Array.from({ length: n * 5 }, () => rng.normal());
     const run = async (rows: number[]) => {
-      const out = floatData((await fwd.run({
-        state: tensor('float32', Float32Array.from(rows.flatMap((r) => Array.from(s.subarray(r * 20, r * 20 + 20)))), [rows.length, 20]),
-        action: tensor('float32', Float32Array.from(rows.flatMap((r) => Array.from(a.subarray(r * 5, r * 5 + 5)))), [rows.length, 5]),
-      })).delta_mean); // [K, N, 16]
-      return rows.map((_, b) => Array.from({ length: 3 }, (_, k) => Array.from(out.subarray((k * rows.length + b) * 16, (k * rows.length + b + 1) * 16))));
+      const out = floatData(
+        (
+          await fwd.run({
+            state: tensor(
+              'float32',
+              Float32Array.from(rows.flatMap((r) => Array.from(s.subarray(r * 20, r * 20 + 20)))),
+              [rows.length, 20],
+            ),
+            action: tensor(
+              'float32',
+              Float32Array.from(rows.flatMap((r) => Array.from(a.subarray(r * 5, r * 5 + 5)))),
+              [rows.length, 5],
+            ),
+          })
+        ).delta_mean,
+      ); // [K, N, 16]
+      return rows.map((_, b) =>
+        Array.from({ length: 3 }, (_, k) =>
+          Array.from(out.subarray((k * rows.length + b) * 16, (k * rows.length + b + 1) * 16)),
+        ),
+      );
     };
     const single: number[][][] = [];
     for (let r = 0; r < n; r++) single.push((await run([r]))[0]);

@@ -16,8 +16,18 @@ const root = mkdtempSync(join(tmpdir(), 'wmrl-bcck-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 
-const SIZES = { conv: [{ out: 4, k: 3, stride: 2, pad: 1 }], imageFeatures: 16, embedDim: 8, proprioHidden: 4, trunk: [32] };
-const config = vlaConfigFromSpec(new CodeLockEnv(1).spec, WordTokenizer.fromCorpus(['enter 0 1 2 3 4 5'], { maxLength: 6 }).config, SIZES);
+const SIZES = {
+  conv: [{ out: 4, k: 3, stride: 2, pad: 1 }],
+  imageFeatures: 16,
+  embedDim: 8,
+  proprioHidden: 4,
+  trunk: [32],
+};
+const config = vlaConfigFromSpec(
+  new CodeLockEnv(1).spec,
+  WordTokenizer.fromCorpus(['enter 0 1 2 3 4 5'], { maxLength: 6 }).config,
+  SIZES,
+);
 
 /** A checkpoint whose every value depends on `step`. */
 function checkpoint(step: number): BcCheckpoint {
@@ -28,8 +38,14 @@ function checkpoint(step: number): BcCheckpoint {
   const m = new Map<string, Float32Array>();
   const v = new Map<string, Float32Array>();
   for (const p of g.params.filter((q) => q.trainable)) {
-    m.set(p.name, Float32Array.from(params.get(p.name), () => rng.normal()));
-    v.set(p.name, Float32Array.from(params.get(p.name), () => rng.uniform()));
+    m.set(
+      p.name,
+      Float32Array.from(params.get(p.name), () => rng.normal()),
+    );
+    v.set(
+      p.name,
+      Float32Array.from(params.get(p.name), () => rng.uniform()),
+    );
   }
   return { step, config, run: { seed: 1 }, params, optimizer: { step, m, v } };
 }
@@ -37,9 +53,14 @@ function checkpoint(step: number): BcCheckpoint {
 function expectCheckpoint(got: BcCheckpoint, want: BcCheckpoint, what: string): void {
   expect(got.step, what).toBe(want.step);
   expect(got.optimizer.step, what).toBe(want.optimizer.step);
-  for (const name of want.params.names) expect(Buffer.from(got.params.get(name).buffer), `${what}: ${name}`).toEqual(Buffer.from(want.params.get(name).buffer));
-  for (const [name, a] of want.optimizer.m) expect(Buffer.from(got.optimizer.m.get(name)!.buffer), what).toEqual(Buffer.from(a.buffer));
-  for (const [name, a] of want.optimizer.v) expect(Buffer.from(got.optimizer.v.get(name)!.buffer), what).toEqual(Buffer.from(a.buffer));
+  for (const name of want.params.names)
+    expect(Buffer.from(got.params.get(name).buffer), `${what}: ${name}`).toEqual(
+      Buffer.from(want.params.get(name).buffer),
+    );
+  for (const [name, a] of want.optimizer.m)
+    expect(Buffer.from(got.optimizer.m.get(name)!.buffer), what).toEqual(Buffer.from(a.buffer));
+  for (const [name, a] of want.optimizer.v)
+    expect(Buffer.from(got.optimizer.v.get(name)!.buffer), what).toEqual(Buffer.from(a.buffer));
 }
 
 describe('BC checkpoints: checkpoint.bin + checkpoint.json in one commit', () => {
@@ -50,7 +71,12 @@ describe('BC checkpoints: checkpoint.bin + checkpoint.json in one commit', () =>
     for (let k = 0; k <= labels.length; k++) {
       const dir = join(root, `c${n++}`);
       saveBcCheckpoint(dir, older);
-      const save = () => saveBcCheckpoint(dir, newer, { fault: (b) => { if (b === k) throw new SimulatedCrash(); } });
+      const save = () =>
+        saveBcCheckpoint(dir, newer, {
+          fault: (b) => {
+            if (b === k) throw new SimulatedCrash();
+          },
+        });
       if (k < labels.length) expect(save).toThrow(SimulatedCrash);
       else save();
       const got = loadBcCheckpoint(dir);
@@ -65,8 +91,13 @@ describe('BC checkpoints: checkpoint.bin + checkpoint.json in one commit', () =>
     const bin = join(dir, 'checkpoint.bin');
     const size = readFileSync(bin).length;
     const rng = new Rng(77);
-    writeFileSync(bin, Uint8Array.from({ length: size }, () => rng.int(256)));
-    expect(() => loadBcCheckpoint(dir)).toThrow(`${bin}: sha256 does not match binSha256 in ${join(dir, 'checkpoint.json')}`);
+    writeFileSync(
+      bin,
+      Uint8Array.from({ length: size }, () => rng.int(256)),
+    );
+    expect(() => loadBcCheckpoint(dir)).toThrow(
+      `${bin}: sha256 does not match binSha256 in ${join(dir, 'checkpoint.json')}`,
+    );
   });
 
   it('refuses non-finite values on load and never writes them', () => {
@@ -76,7 +107,9 @@ describe('BC checkpoints: checkpoint.bin + checkpoint.json in one commit', () =>
     const bad = checkpoint(5);
     const name = bad.params.names[0];
     bad.params.get(name)[2] = Number.POSITIVE_INFINITY;
-    expect(() => saveBcCheckpoint(dir, bad)).toThrow(`saveTrainCheckpoint: refusing to write params "${name}"[2] = Infinity`);
+    expect(() => saveBcCheckpoint(dir, bad)).toThrow(
+      `saveTrainCheckpoint: refusing to write params "${name}"[2] = Infinity`,
+    );
     expectCheckpoint(loadBcCheckpoint(dir), ck, 'after the refused save');
     // A .bin with a NaN and a matching hash (written by something else) is refused on load.
     const bin = join(dir, 'checkpoint.bin');
@@ -86,7 +119,9 @@ describe('BC checkpoints: checkpoint.bin + checkpoint.json in one commit', () =>
     writeFileSync(bin, raw);
     const json = JSON.parse(readFileSync(join(dir, 'checkpoint.json'), 'utf8'));
     writeFileSync(join(dir, 'checkpoint.json'), JSON.stringify({ ...json, binSha256: sha256Hex(raw) }));
-    expect(() => loadBcCheckpoint(dir)).toThrow(/checkpoint\.bin: AdamW v ".*"\[\d+\] is NaN \(a checkpoint must hold finite values\)/);
+    expect(() => loadBcCheckpoint(dir)).toThrow(
+      /checkpoint\.bin: AdamW v ".*"\[\d+\] is NaN \(a checkpoint must hold finite values\)/,
+    );
   });
 
   it('refuses a checkpoint of another format or a truncated one, naming the field', () => {
@@ -95,7 +130,9 @@ describe('BC checkpoints: checkpoint.bin + checkpoint.json in one commit', () =>
     const path = join(dir, 'checkpoint.json');
     const json = JSON.parse(readFileSync(path, 'utf8'));
     writeFileSync(path, JSON.stringify({ ...json, format: 'wmrl-bc-checkpoint/1' }));
-    expect(() => loadBcCheckpoint(dir)).toThrow(`${path}: format: "wmrl-bc-checkpoint/1", expected "wmrl-bc-checkpoint/2"`);
+    expect(() => loadBcCheckpoint(dir)).toThrow(
+      `${path}: format: "wmrl-bc-checkpoint/1", expected "wmrl-bc-checkpoint/2"`,
+    );
     const { binSha256: _, ...old } = json;
     writeFileSync(path, JSON.stringify(old));
     expect(() => loadBcCheckpoint(dir)).toThrow(`${path}: $.binSha256`);

@@ -18,7 +18,13 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-const SIZES = { conv: [{ out: 4, k: 3, stride: 2, pad: 1 }], imageFeatures: 16, embedDim: 8, proprioHidden: 4, trunk: [32] };
+const SIZES = {
+  conv: [{ out: 4, k: 3, stride: 2, pad: 1 }],
+  imageFeatures: 16,
+  embedDim: 8,
+  proprioHidden: 4,
+  trunk: [32],
+};
 
 function lockConfig(env: CodeLockEnv): VlaConfig {
   const tok = WordTokenizer.fromCorpus(['enter 0 1 2 3 4 5'], { maxLength: 6 });
@@ -32,7 +38,13 @@ async function lockDataset(config: VlaConfig, episodes: number): Promise<BcDatas
   let { obs } = await env.reset({ seed: 100 });
   const px = CodeLockEnv.IMAGE * CodeLockEnv.IMAGE * 3;
   const size = episodes * CodeLockEnv.LENGTH;
-  const ds: BcDataset = { size, images: { image: new Uint8Array(size * px) }, proprio: null, tokens: new Int32Array(size * 6), labels: { digit: new Int32Array(size) } };
+  const ds: BcDataset = {
+    size,
+    images: { image: new Uint8Array(size * px) },
+    proprio: null,
+    tokens: new Int32Array(size * 6),
+    labels: { digit: new Int32Array(size) },
+  };
   for (let t = 0; t < CodeLockEnv.LENGTH; t++) {
     const digit = Int32Array.from({ length: episodes }, (_, i) => env.code(i)[t]);
     for (let i = 0; i < episodes; i++) {
@@ -58,13 +70,23 @@ describe('behaviour cloning', () => {
     const config = lockConfig(probe);
     const ds = await lockDataset(config, 64);
     checkBcDataset(ds, config);
-    const trainer = await BcTrainer.create(config, initParams(config, 1), { batch: 32, lr: 1e-2, totalSteps: 300, shift: 1, seed: 3 });
+    const trainer = await BcTrainer.create(config, initParams(config, 1), {
+      batch: 32,
+      lr: 1e-2,
+      totalSteps: 300,
+      shift: 1,
+      seed: 3,
+    });
     let last = null;
     for (let s = 0; s < 300; s++) last = await trainer.step(ds);
     expect(last!.accuracy.digit).toBeGreaterThan(0.95);
     const sampler = await PolicySampler.create(config, trainer.params());
     const env = new CodeLockEnv(16);
-    const eps = await collectEpisodes(env, { act: async (obs) => ({ actions: (await sampler.act(obs, 16, null, 0)).actions }) }, { seeds: Array.from({ length: 64 }, (_, k) => 5000 + k) });
+    const eps = await collectEpisodes(
+      env,
+      { act: async (obs) => ({ actions: (await sampler.act(obs, 16, null, 0)).actions }) },
+      { seeds: Array.from({ length: 64 }, (_, k) => 5000 + k) },
+    );
     const rate = eps.filter((e) => e.success).length / eps.length;
     console.log(`code-lock BC: train accuracy ${last!.accuracy.digit.toFixed(3)}, held-out seed success ${rate}`);
     expect(rate).toBeGreaterThanOrEqual(0.95);
@@ -82,7 +104,13 @@ describe('behaviour cloning', () => {
     for (let s = 0; s < 10; s++) await first.step(ds);
     const dir = await mkdtemp(join(tmpdir(), 'wmrl-bc-'));
     dirs.push(dir);
-    saveBcCheckpoint(dir, { step: first.stepCount, config, run: { seed: 9 }, params: first.params(), optimizer: first.exportOptimizer() });
+    saveBcCheckpoint(dir, {
+      step: first.stepCount,
+      config,
+      run: { seed: 9 },
+      params: first.params(),
+      optimizer: first.exportOptimizer(),
+    });
     const ck = loadBcCheckpoint(dir);
     expect(ck.step).toBe(10);
     const second = await BcTrainer.create(config, ck.params, opts);
@@ -105,7 +133,9 @@ describe('behaviour cloning', () => {
     const dst = new Uint8Array(12);
     shiftImage(src, 0, dst, 0, 2, 2, 0, 1);
     expect(Array.from(dst)).toEqual([3, 4, 5, 3, 4, 5, 9, 10, 11, 9, 10, 11]);
-    expect(() => checkBcDataset({ ...ds, labels: { digit: ds.labels.digit.map(() => 9) } }, config)).toThrow(/labels\.digit\[0\] = 9/);
+    expect(() => checkBcDataset({ ...ds, labels: { digit: ds.labels.digit.map(() => 9) } }, config)).toThrow(
+      /labels\.digit\[0\] = 9/,
+    );
     expect(() => checkBcDataset({ ...ds, tokens: new Int32Array(3) }, config)).toThrow(/tokens/);
   });
 });

@@ -4,16 +4,32 @@ import type { BatchObs } from '../../src/env/types.ts';
 import type { Graph, Tensor } from '../../src/nn/ir.ts';
 import * as o from '../../src/nn/ops.ts';
 import { WordTokenizer } from '../../src/policy/tokenizer.ts';
-import { type VlaConfig, type VlaConfigInput, VLA_IO, actionScores, parseVlaConfig, vlaActionInputs, vlaInputs, vlaNet } from '../../src/policy/vla.ts';
+import {
+  type VlaConfig,
+  type VlaConfigInput,
+  VLA_IO,
+  actionScores,
+  parseVlaConfig,
+  vlaActionInputs,
+  vlaInputs,
+  vlaNet,
+} from '../../src/policy/vla.ts';
 
-export const CORPUS = ['push the red cube to the left zone', 'pick the blue cube and place it on the green cube', 'put the yellow cube in the bin'];
+export const CORPUS = [
+  'push the red cube to the left zone',
+  'pick the blue cube and place it on the green cube',
+  'put the yellow cube in the bin',
+];
 export const TOKENIZER = WordTokenizer.fromCorpus(CORPUS, { maxLength: 6 });
 
 export function tinyConfig(over: Partial<VlaConfigInput> = {}): VlaConfig {
   return parseVlaConfig({
     cameras: ['image', 'wrist'],
     imageSize: [10, 10],
-    conv: [{ out: 3, k: 3, stride: 2, pad: 1 }, { out: 4, k: 3, stride: 2, pad: 1 }],
+    conv: [
+      { out: 3, k: 3, stride: 2, pad: 1 },
+      { out: 4, k: 3, stride: 2, pad: 1 },
+    ],
     imageFeatures: 8,
     tokenizer: TOKENIZER.config,
     embedDim: 4,
@@ -21,7 +37,10 @@ export function tinyConfig(over: Partial<VlaConfigInput> = {}): VlaConfig {
     proprio: { name: 'proprio', dim: 3, hidden: 5 },
     trunk: [8],
     act: 'silu',
-    actions: [{ name: 'dx', n: 3 }, { name: 'grip', n: 2 }],
+    actions: [
+      { name: 'dx', n: 3 },
+      { name: 'grip', n: 2 },
+    ],
     ...over,
   });
 }

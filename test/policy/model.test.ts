@@ -43,7 +43,8 @@ describe('policy model files', () => {
     const a = await PolicySampler.create(cfg, params);
     const b = await PolicySampler.create(loaded.config, loaded.params);
     const [fa, fb] = [await a.forward(obs, 7), await b.forward(obs, 7)];
-    for (const k of Object.keys(fa.logp)) expect(Buffer.from(fb.logp[k].buffer)).toEqual(Buffer.from(fa.logp[k].buffer));
+    for (const k of Object.keys(fa.logp))
+      expect(Buffer.from(fb.logp[k].buffer)).toEqual(Buffer.from(fa.logp[k].buffer));
     expect(Buffer.from(fb.value!.buffer)).toEqual(Buffer.from(fa.value!.buffer));
     await a.close();
     await b.close();
@@ -56,7 +57,9 @@ describe('policy model files', () => {
     await writeFile(join(dir, 'policy.json'), JSON.stringify(side));
     await expect(loadPolicy(path)).rejects.toThrow(/"vla\.trunk\.0\.w" has shape \[\d+,8\], expected \[\d+,12\]/);
     side.config.trunk = [8];
-    side.params = side.params.map((p: { name: string }) => (p.name === 'vla.value.w' ? { ...p, name: 'vla.critic.w' } : p));
+    side.params = side.params.map((p: { name: string }) =>
+      p.name === 'vla.value.w' ? { ...p, name: 'vla.critic.w' } : p,
+    );
     await writeFile(join(dir, 'policy.json'), JSON.stringify(side));
     await expect(loadPolicy(path)).rejects.toThrow(/missing initializer "vla\.critic\.w"/);
     side.params = side.params.filter((p: { name: string }) => p.name !== 'vla.critic.w');
@@ -75,7 +78,12 @@ describe('policy model files', () => {
     const n = 5;
     const obs = randomObs(cfg, n, 4);
     const feeds = policyFeeds(parseVlaConfig(cfg), TOKENIZER, obs, n);
-    const webFeeds = Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, new ortWeb.Tensor(t.type as 'float32', t.data as Float32Array, t.dims)]));
+    const webFeeds = Object.fromEntries(
+      Object.entries(feeds).map(([k, t]) => [
+        k,
+        new ortWeb.Tensor(t.type as 'float32', t.data as Float32Array, t.dims),
+      ]),
+    );
     const w = await web.run(webFeeds);
     const nodeOut = await node.forward(obs, n);
     let maxDiff = 0;

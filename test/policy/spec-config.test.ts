@@ -24,14 +24,26 @@ describe('vlaConfigFromSpec', () => {
     const c = vlaConfigFromSpec(spec, TOKENIZER.config, VLA_SIZES_TINY);
     expect(c.cameras).toEqual(['image_front', 'image_wrist']);
     expect(c.proprio).toEqual({ name: 'proprio', dim: 7, hidden: VLA_SIZES_TINY.proprioHidden });
-    expect(c.actions).toEqual([{ name: 'dx', n: 11 }, { name: 'grip', n: 2 }]);
+    expect(c.actions).toEqual([
+      { name: 'dx', n: 11 },
+      { name: 'grip', n: 2 },
+    ]);
     expect(c.instruction).toBe('instruction');
   });
 
   it('names what it cannot handle', () => {
     const boxAction = { ...spec, action: [{ kind: 'box' as const, name: 'move', shape: [3], low: -1, high: 1 }] };
-    expect(() => vlaConfigFromSpec(boxAction, TOKENIZER.config, VLA_SIZES_TINY)).toThrow(/action "move" is not discrete/);
-    const odd = { ...spec, observation: [...spec.observation.slice(0, 1), { kind: 'image' as const, name: 'image_wrist', shape: [32, 32, 3] as [number, number, 3] }, ...spec.observation.slice(2)] };
+    expect(() => vlaConfigFromSpec(boxAction, TOKENIZER.config, VLA_SIZES_TINY)).toThrow(
+      /action "move" is not discrete/,
+    );
+    const odd = {
+      ...spec,
+      observation: [
+        ...spec.observation.slice(0, 1),
+        { kind: 'image' as const, name: 'image_wrist', shape: [32, 32, 3] as [number, number, 3] },
+        ...spec.observation.slice(2),
+      ],
+    };
     expect(() => vlaConfigFromSpec(odd, TOKENIZER.config, VLA_SIZES_TINY)).toThrow(/"image_wrist" is 32x32/);
   });
 

@@ -20,7 +20,9 @@ describe('models/ (made by scripts/make-tiny-models.ts)', () => {
     const sampler = await PolicySampler.create(p.config, p.params);
     const n = 2;
     const rng = new Rng(1);
-    const obs: Record<string, Uint8Array | Float32Array | string[]> = { instruction: ['pick up the red cube and place it on the blue block', 'push the green cube to the orange zone'] };
+    const obs: Record<string, Uint8Array | Float32Array | string[]> = {
+      instruction: ['pick up the red cube and place it on the blue block', 'push the green cube to the orange zone'],
+    };
     for (const cam of p.config.cameras) obs[cam] = Uint8Array.from({ length: n * 64 * 64 * 3 }, () => rng.int(256));
     if (p.config.proprio) obs[p.config.proprio.name] = new Float32Array(n * p.config.proprio.dim);
     const act = await sampler.act(obs, n, new Rng(2));
@@ -30,7 +32,10 @@ describe('models/ (made by scripts/make-tiny-models.ts)', () => {
 
     const w = await loadWorldModel(join(MODELS, 'tiny-worldmodel.onnx'));
     const f = await ForwardSession.create(worldModelForwardBuilder(w.config), w.params);
-    const out = await f.run({ state: tensor('float32', new Float32Array(3 * w.config.stateDim), [3, w.config.stateDim]), action: tensor('float32', new Float32Array(3 * w.config.actionDim), [3, w.config.actionDim]) });
+    const out = await f.run({
+      state: tensor('float32', new Float32Array(3 * w.config.stateDim), [3, w.config.stateDim]),
+      action: tensor('float32', new Float32Array(3 * w.config.actionDim), [3, w.config.actionDim]),
+    });
     expect(out.delta_mean.dims).toEqual([w.config.members, 3, w.config.stateDim]);
     await f.close();
   });
@@ -40,7 +45,10 @@ describe('models/ (made by scripts/make-tiny-models.ts)', () => {
     try {
       await makeTinyModels(dir);
       for (const f of ['tiny-policy.onnx', 'tiny-policy.json', 'tiny-worldmodel.onnx', 'tiny-worldmodel.json']) {
-        expect(Buffer.compare(await readFile(join(dir, f)), await readFile(join(MODELS, f))), `${f} is stale: run npm run models:tiny`).toBe(0);
+        expect(
+          Buffer.compare(await readFile(join(dir, f)), await readFile(join(MODELS, f))),
+          `${f} is stale: run npm run models:tiny`,
+        ).toBe(0);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

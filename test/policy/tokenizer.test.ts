@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { PAD_ID, UNK_ID, WordTokenizer, splitWords } from '../../src/policy/tokenizer.ts';
 
 describe('WordTokenizer', () => {
-  const corpus = ['Push the red cube to the LEFT zone.', 'Pick the blue cube; place it on the red cube', 'put the cube in the bin'];
+  const corpus = [
+    'Push the red cube to the LEFT zone.',
+    'Pick the blue cube; place it on the red cube',
+    'put the cube in the bin',
+  ];
 
   it('lowercases and splits on non-alphanumerics', () => {
     expect(splitWords('Push  the RED-cube, to zone_2!')).toEqual(['push', 'the', 'red', 'cube', 'to', 'zone', '2']);
@@ -27,7 +31,9 @@ describe('WordTokenizer', () => {
 
   it('rejects bad vocabularies by field', () => {
     expect(() => new WordTokenizer({ vocab: ['<unk>', '<pad>'], maxLength: 3 })).toThrow(/vocab\.0/);
-    expect(() => new WordTokenizer({ vocab: ['<pad>', '<unk>', 'a', 'a'], maxLength: 3 })).toThrow(/duplicate word "a"/);
+    expect(() => new WordTokenizer({ vocab: ['<pad>', '<unk>', 'a', 'a'], maxLength: 3 })).toThrow(
+      /duplicate word "a"/,
+    );
   });
 
   it('caps the vocabulary size', () => {

@@ -13,18 +13,38 @@ const B = 3;
 
 function lossValues(cfg: VlaConfig, n: number, seed: number): Record<string, TypedArray> {
   const feeds: Feeds = policyFeeds(cfg, TOKENIZER, randomObs(cfg, n, seed), n);
-  for (const [name, a] of Object.entries(randomActions(cfg, n, seed))) feeds[VLA_IO.action(name)] = tensor('int32', a, [n]);
+  for (const [name, a] of Object.entries(randomActions(cfg, n, seed)))
+    feeds[VLA_IO.action(name)] = tensor('int32', a, [n]);
   const rng = new Rng(seed, 3);
-  feeds.adv = tensor('float32', Float32Array.from({ length: n }, () => rng.normal()), [n]);
-  if (cfg.valueHead) feeds.ret = tensor('float32', Float32Array.from({ length: n }, () => rng.normal()), [n]);
-  return Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, t.type === 'float32' ? Float64Array.from(t.data as Float32Array) : (t.data as TypedArray)]));
+  feeds.adv = tensor(
+    'float32',
+    Float32Array.from({ length: n }, () => rng.normal()),
+    [n],
+  );
+  if (cfg.valueHead)
+    feeds.ret = tensor(
+      'float32',
+      Float32Array.from({ length: n }, () => rng.normal()),
+      [n],
+    );
+  return Object.fromEntries(
+    Object.entries(feeds).map(([k, t]) => [
+      k,
+      t.type === 'float32' ? Float64Array.from(t.data as Float32Array) : (t.data as TypedArray),
+    ]),
+  );
 }
 
 describe('VLA FiLM conditioning and spatial-softmax keypoints', () => {
   it('FiLM on every conv + keypoints next to the flattened map: gradients match float64 finite differences', async () => {
     const cfg = tinyConfig({ film: 2, keypoints: 'concat' });
-    const r = await checkLoss((g) => policyLoss(g, cfg, B).loss, lossValues(cfg, B, 11), { diff: ['proprio'], sample: 4 });
-    console.log(`FiLM + keypoints policy loss FD: max relative error ${r.maxRelErr.toExponential(2)} over ${r.checked} elements`);
+    const r = await checkLoss((g) => policyLoss(g, cfg, B).loss, lossValues(cfg, B, 11), {
+      diff: ['proprio'],
+      sample: 4,
+    });
+    console.log(
+      `FiLM + keypoints policy loss FD: max relative error ${r.maxRelErr.toExponential(2)} over ${r.checked} elements`,
+    );
     expect(r.maxRelErr, r.worst).toBeLessThanOrEqual(1e-5);
   });
 
@@ -51,7 +71,8 @@ describe('VLA FiLM conditioning and spatial-softmax keypoints', () => {
     const noFilm = p.clone();
     for (const name of noFilm.names) if (name.startsWith('vla.film')) noFilm.get(name).fill(0);
     const [base, late] = [await logpOf(p), await logpOf(noFilm)];
-    const gap = (a: Float32Array): number => Math.max(...Array.from({ length: 3 }, (_, k) => Math.abs(a[k] - a[3 + k])));
+    const gap = (a: Float32Array): number =>
+      Math.max(...Array.from({ length: 3 }, (_, k) => Math.abs(a[k] - a[3 + k])));
     expect(gap(base)).toBeGreaterThan(0); // same image, different instruction -> different distribution
     expect(Math.max(...base.map((v, i) => Math.abs(v - late[i])))).toBeGreaterThan(1e-6);
   });

@@ -15,16 +15,30 @@ const B = 3;
 
 function lossFeeds(cfg: VlaConfig, n: number, seed: number): Feeds {
   const feeds = policyFeeds(cfg, TOKENIZER, randomObs(cfg, n, seed), n);
-  for (const [name, a] of Object.entries(randomActions(cfg, n, seed))) feeds[VLA_IO.action(name)] = tensor('int32', a, [n]);
+  for (const [name, a] of Object.entries(randomActions(cfg, n, seed)))
+    feeds[VLA_IO.action(name)] = tensor('int32', a, [n]);
   const rng = new Rng(seed, 3);
-  feeds.adv = tensor('float32', Float32Array.from({ length: n }, () => rng.normal()), [n]);
-  feeds.ret = tensor('float32', Float32Array.from({ length: n }, () => rng.normal()), [n]);
+  feeds.adv = tensor(
+    'float32',
+    Float32Array.from({ length: n }, () => rng.normal()),
+    [n],
+  );
+  feeds.ret = tensor(
+    'float32',
+    Float32Array.from({ length: n }, () => rng.normal()),
+    [n],
+  );
   return feeds;
 }
 
 /** Float64 copies of the float inputs of `feeds` (images/tokens/actions stay as they are). */
 function asFloat64(feeds: Feeds): Record<string, TypedArray> {
-  return Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, t.type === 'float32' ? Float64Array.from(t.data as Float32Array) : (t.data as TypedArray)]));
+  return Object.fromEntries(
+    Object.entries(feeds).map(([k, t]) => [
+      k,
+      t.type === 'float32' ? Float64Array.from(t.data as Float32Array) : (t.data as TypedArray),
+    ]),
+  );
 }
 
 describe('VLA policy network', () => {
@@ -54,12 +68,18 @@ describe('VLA policy network', () => {
     const grads = async (float: 'float32' | 'float64'): Promise<Map<string, Float64Array>> => {
       const g = new Graph(float);
       const { loss } = policyLoss(g, cfg, n);
-      backward(loss, g.params.map((p) => p.tensor)).forEach((t, i) => g.output(`g${i}`, t));
-      const inits = new Map(g.params.map((p) => [p.name, float === 'float32' ? p32.get(p.name) : Float64Array.from(p32.get(p.name))]));
+      backward(
+        loss,
+        g.params.map((p) => p.tensor),
+      ).forEach((t, i) => g.output(`g${i}`, t));
+      const inits = new Map(
+        g.params.map((p) => [p.name, float === 'float32' ? p32.get(p.name) : Float64Array.from(p32.get(p.name))]),
+      );
       const s = await Session.create(writeOnnx(g, { initializers: inits }), {}, float);
       const f64 = asFloat64(feeds);
       const fd: Feeds = {};
-      for (const t of g.inputs) fd[t.name] = float === 'float32' ? feeds[t.name] : tensor(t.dtype, f64[t.name], t.shape);
+      for (const t of g.inputs)
+        fd[t.name] = float === 'float32' ? feeds[t.name] : tensor(t.dtype, f64[t.name], t.shape);
       const out = await s.run(fd);
       await s.close();
       return new Map(g.params.map((p, i) => [p.name, Float64Array.from(floatData(out[`g${i}`]))]));
@@ -76,7 +96,9 @@ describe('VLA policy network', () => {
       });
       if (scale > 0) worst = Math.max(worst, err / scale);
     }
-    console.log(`float32 (Conv) vs float64 (im2col) policy gradients: max normwise relative difference ${worst.toExponential(2)}`);
+    console.log(
+      `float32 (Conv) vs float64 (im2col) policy gradients: max normwise relative difference ${worst.toExponential(2)}`,
+    );
     expect(worst).toBeLessThan(1e-4);
   });
 

@@ -1,17 +1,50 @@
 import { describe, expect, it } from 'vitest';
-import { EpisodeRequestSchema, FrameBatchSchema, FrameSchema, HandshakeSchema, ReplaySchema, RunRequestSchema, isRunId, okReply } from '../../src/protocol/index.ts';
+import {
+  EpisodeRequestSchema,
+  FrameBatchSchema,
+  FrameSchema,
+  HandshakeSchema,
+  ReplaySchema,
+  RunRequestSchema,
+  isRunId,
+  okReply,
+} from '../../src/protocol/index.ts';
 import { z } from 'zod';
 
 const frame = {
-  stream: 'push physics 1', task: 'tabletop/push', source: 'physics', step: 3, instruction: 'push the red cube to the orange zone',
-  bodies: [{ name: 'red_cube', pos: [0.1, 0.2, 0.02], quat: [0, 0, 0, 1] }], reward: 0, progress: 0.4, success: false, done: false, terms: { success: 0 },
+  stream: 'push physics 1',
+  task: 'tabletop/push',
+  source: 'physics',
+  step: 3,
+  instruction: 'push the red cube to the orange zone',
+  bodies: [{ name: 'red_cube', pos: [0.1, 0.2, 0.02], quat: [0, 0, 0, 1] }],
+  reward: 0,
+  progress: 0.4,
+  success: false,
+  done: false,
+  terms: { success: 0 },
 };
 
 describe('protocol payloads', () => {
   it('a frame, a batch and a replay survive a JSON round trip unchanged', () => {
     const batch = { frames: [frame, { ...frame, step: 4 }], dropped: 2 };
     expect(FrameBatchSchema.parse(JSON.parse(JSON.stringify(batch)))).toEqual(batch);
-    const replay = { run: 'speedup/wmrl-seed1', episode: { index: 0, task: 'tabletop/push', seed: 5, policy: 'expert', instruction: 'x', length: 1, success: true, return: 1 }, physics: [frame], worldModel: [frame], divergence: { tcp_m: [0], objects_m: [0] } };
+    const replay = {
+      run: 'speedup/wmrl-seed1',
+      episode: {
+        index: 0,
+        task: 'tabletop/push',
+        seed: 5,
+        policy: 'expert',
+        instruction: 'x',
+        length: 1,
+        success: true,
+        return: 1,
+      },
+      physics: [frame],
+      worldModel: [frame],
+      divergence: { tcp_m: [0], objects_m: [0] },
+    };
     expect(ReplaySchema.parse(JSON.parse(JSON.stringify(replay)))).toEqual(replay);
   });
 

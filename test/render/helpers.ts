@@ -8,7 +8,9 @@ export function loadScene(): Scene {
 }
 
 /** The tabletop scene with its cameras replaced by `cameras` (defaults filled in). */
-export function sceneWith(...cameras: (Partial<CameraConfig> & Pick<CameraConfig, 'name' | 'position' | 'target'>)[]): Scene {
+export function sceneWith(
+  ...cameras: (Partial<CameraConfig> & Pick<CameraConfig, 'name' | 'position' | 'target'>)[]
+): Scene {
   const scene = loadScene();
   scene.cameras = cameras.map((c) => ({ mount: 'fixed', up: [0, 0, 1], fovDeg: 55, width: 64, height: 64, ...c }));
   return scene;
@@ -26,7 +28,9 @@ export function pose(name: string, pos: [number, number, number], quat = IDENTIT
 
 /** Pixels whose colour satisfies `pred`: count and centroid (column, row). */
 export function pixels(img: Uint8Array, width: number, pred: (r: number, g: number, b: number) => boolean) {
-  let count = 0, sx = 0, sy = 0;
+  let count = 0,
+    sx = 0,
+    sy = 0;
   for (let i = 0; i < img.length / 3; i++) {
     if (pred(img[3 * i], img[3 * i + 1], img[3 * i + 2])) {
       count++;

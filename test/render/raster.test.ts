@@ -43,7 +43,7 @@ describe('rasteriser', () => {
     const scene = topDown(0.5, 53.13010235415598);
     const img = createRenderer(scene, 'top').render([pose('red_cube', [0, -0.15, 0.02])]);
     const red = pixels(img, 64, isRed);
-    const side = 64 * 0.04 / (2 * 0.48 * 0.5);
+    const side = (64 * 0.04) / (2 * 0.48 * 0.5);
     expect(red.count).toBeGreaterThanOrEqual(Math.floor(side) ** 2);
     expect(red.count).toBeLessThanOrEqual(Math.ceil(side) ** 2);
     expect(red.col).toBeCloseTo(31.5, 5);
@@ -62,7 +62,9 @@ describe('rasteriser', () => {
     expect(Math.abs(red.col - 31.5)).toBeLessThan(0.3);
     expect(Math.abs(red.row - 31.5)).toBeLessThan(0.3);
     // lying on its side (axis along y) it shows its side facets
-    const lying = createRenderer(scene, 'top').render([pose('red_cube', [0, -0.15, 0.04], [Math.SQRT1_2, 0, 0, Math.SQRT1_2])]);
+    const lying = createRenderer(scene, 'top').render([
+      pose('red_cube', [0, -0.15, 0.04], [Math.SQRT1_2, 0, 0, Math.SQRT1_2]),
+    ]);
     const lyingRed = pixels(lying, 64, isRed);
     // silhouette: 2 * 0.04 wide (x, widest 0.46 m away) by 2 * 0.03 long (y, longest at the top, 0.42 m)
     const box = ((0.08 * 64) / 0.46) * ((0.06 * 64) / 0.42);
@@ -76,7 +78,9 @@ describe('rasteriser', () => {
     const img = createRenderer(scene, 'low').render([]);
     const bg = scene.background.map(toByte).join(',');
     const [lx, ly, lz] = scene.lightDirection;
-    const top = scene.table.colour.map((c) => toByte(c * (0.4 + (0.6 * lz) / Math.sqrt(lx * lx + ly * ly + lz * lz)))).join(',');
+    const top = scene.table.colour
+      .map((c) => toByte(c * (0.4 + (0.6 * lz) / Math.sqrt(lx * lx + ly * ly + lz * lz))))
+      .join(',');
     for (let col = 0; col < 64; col++) {
       for (let row = 40; row < 64; row++) expect(pixelAt(img, 64, col, row).join(',')).toBe(top);
       for (let row = 0; row < 32; row++) expect(pixelAt(img, 64, col, row).join(',')).toBe(bg);

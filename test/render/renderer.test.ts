@@ -23,14 +23,18 @@ describe('createRenderer', () => {
     expect(() => front.render([], new Uint8Array(100))).toThrow(/no room/);
     expect(() => front.render([], new Uint8Array(64 * 64 * 3), 3)).toThrow(/no room/);
     expect(() => front.render([pose('red_cube', [0, NaN, 0])])).toThrow(/pose "red_cube": pos\[1\]/);
-    expect(() => front.render([pose('red_cube', [0, 0, 0], [0, 0, 0, 0])])).toThrow(/pose "red_cube": quat has zero length/);
+    expect(() => front.render([pose('red_cube', [0, 0, 0], [0, 0, 0, 0])])).toThrow(
+      /pose "red_cube": quat has zero length/,
+    );
   });
 });
 
 describe('determinism', () => {
   const poses = [
-    atTarget('red_cube', -0.1, -0.05), pose('green_cube', [0.12, 0.02, 0.02], yawQuat(0.4)),
-    pose('blue_cube', [0.2, -0.15, 0.02], yawQuat(-0.3)), pose('yellow_cube', [-0.2, 0.04, 0.02], yawQuat(1.1)),
+    atTarget('red_cube', -0.1, -0.05),
+    pose('green_cube', [0.12, 0.02, 0.02], yawQuat(0.4)),
+    pose('blue_cube', [0.2, -0.15, 0.02], yawQuat(-0.3)),
+    pose('yellow_cube', [-0.2, 0.04, 0.02], yawQuat(1.1)),
     pose('palm', [0.05, -0.05, 0.2], [1, 0, 0, 0]),
   ];
 
@@ -80,10 +84,12 @@ describe('geometry', () => {
   });
 
   it('does not draw a moving body that has no pose', () => {
-    expect(hashOf(front.render([pose('green_cube', [0.2, 0, 0.02])]))).toBe(hashOf(front.render([pose('green_cube', [0.2, 0, 0.02]), atTarget('red_cube', 5, 0)])));
+    expect(hashOf(front.render([pose('green_cube', [0.2, 0, 0.02])]))).toBe(
+      hashOf(front.render([pose('green_cube', [0.2, 0, 0.02]), atTarget('red_cube', 5, 0)])),
+    );
   });
 
-  it('moves a body\'s pixels in the direction of its pose change', () => {
+  it("moves a body's pixels in the direction of its pose change", () => {
     const at = (x: number, y: number, z: number) => pixels(front.render([atTarget('red_cube', x, y, z)]), W, isRed);
     const base = at(0, 0, 0.02);
     const right = at(0.1, 0, 0.02);

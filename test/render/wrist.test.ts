@@ -26,7 +26,11 @@ describe('wrist camera', () => {
     const corner = [...img.subarray(3 * (5 * 64 + 5), 3 * (5 * 64 + 5) + 3)];
     expect([...img.subarray(3 * (58 * 64 + 58), 3 * (58 * 64 + 58) + 3)]).toEqual(corner);
     expect(corner).not.toEqual(scene.background.map(toByte));
-    expect(corner).toEqual([...createRenderer(scene, 'front').render([]).subarray(3 * (40 * 64 + 32), 3 * (40 * 64 + 32) + 3)]);
+    expect(corner).toEqual([
+      ...createRenderer(scene, 'front')
+        .render([])
+        .subarray(3 * (40 * 64 + 32), 3 * (40 * 64 + 32) + 3),
+    ]);
   });
 
   it('moves with the palm, not with the world', () => {
@@ -41,12 +45,17 @@ describe('wrist camera', () => {
     expect(together.count).toBe(base.count);
     expect(together.col).toBe(base.col);
     // a cube far from below the palm is out of view
-    expect(pixels(wrist.render([pose('palm', [0.1, -0.05, 0.2], DOWN), pose('red_cube', [-0.3, 0.2, 0.02])]), 64, isRed).count).toBe(0);
+    expect(
+      pixels(wrist.render([pose('palm', [0.1, -0.05, 0.2], DOWN), pose('red_cube', [-0.3, 0.2, 0.02])]), 64, isRed)
+        .count,
+    ).toBe(0);
   });
 
   it('is deterministic and does not change the fixed camera', () => {
     const poses = [pose('palm', [0.02, 0.01, 0.15], [0.9, 0.1, 0.05, 0.2]), pose('red_cube', [0, 0, 0.02])];
     expect(hashOf(wrist.render(poses))).toBe(hashOf(createRenderer(scene, 'wrist').render(poses)));
-    expect(hashOf(createRenderer(scene, 'front').render(poses))).toBe(hashOf(createRenderer(scene, 'front').render(poses)));
+    expect(hashOf(createRenderer(scene, 'front').render(poses))).toBe(
+      hashOf(createRenderer(scene, 'front').render(poses)),
+    );
   });
 });

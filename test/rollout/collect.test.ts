@@ -10,12 +10,18 @@ describe('collectEpisodes', () => {
       // Enters the right code for even seeds and a wrong first digit for odd ones.
       const current: number[] = [];
       const policy: Policy = {
-        onReset: (idx, info) => { for (const i of idx) current[i] = info.seeds[i]; },
-        act: (obs) => ({ actions: { digit: Int32Array.from({ length: numEnvs }, (_, i) => {
-          const entered = (obs.entered as Int32Array)[i];
-          const right = env.code(i)[Math.min(entered, 3)];
-          return current[i] % 2 === 0 ? right : (right + 1) % 6;
-        }) } }),
+        onReset: (idx, info) => {
+          for (const i of idx) current[i] = info.seeds[i];
+        },
+        act: (obs) => ({
+          actions: {
+            digit: Int32Array.from({ length: numEnvs }, (_, i) => {
+              const entered = (obs.entered as Int32Array)[i];
+              const right = env.code(i)[Math.min(entered, 3)];
+              return current[i] % 2 === 0 ? right : (right + 1) % 6;
+            }),
+          },
+        }),
       };
       return collectEpisodes(env, policy, { seeds });
     };
@@ -30,7 +36,11 @@ describe('collectEpisodes', () => {
 
   it('records actions, rewards and privileged states per step', async () => {
     const env = new ChainEnv(2);
-    const eps = await collectEpisodes(env, { act: () => ({ actions: { move: new Int32Array([1, 1]) } }) }, { seeds: [0, 1], recordState: () => [42] });
+    const eps = await collectEpisodes(
+      env,
+      { act: () => ({ actions: { move: new Int32Array([1, 1]) } }) },
+      { seeds: [0, 1], recordState: () => [42] },
+    );
     for (const e of eps) {
       expect(e.success).toBe(true);
       expect(e.actions.length).toBe(e.length);

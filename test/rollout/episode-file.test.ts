@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -46,7 +55,10 @@ describe('episode folders (wmrl-episodes/2)', () => {
     const index = JSON.parse(readFileSync(join(a, 'index.json'), 'utf8'));
     expect(Object.keys(index)).toEqual(['format', 'actionNames', 'stateNames', 'episodes']);
     expect(index.format).toBe(EPISODE_FORMAT);
-    expect(JSON.parse(readFileSync(join(b, 'run.json'), 'utf8'))).toEqual({ command: 'wmrl rollout --num-envs 8', createdAt: '2031-06-01T12:00:00.000Z' });
+    expect(JSON.parse(readFileSync(join(b, 'run.json'), 'utf8'))).toEqual({
+      command: 'wmrl rollout --num-envs 8',
+      createdAt: '2031-06-01T12:00:00.000Z',
+    });
   });
 
   it('reads back what it wrote, and a folder without run.json reads the same', () => {
@@ -60,14 +72,20 @@ describe('episode folders (wmrl-episodes/2)', () => {
 
   it('an old wmrl-episodes/1 index says what it found and how it was made', () => {
     const dir = run();
-    editJson(join(dir, 'index.json'), (j) => Object.assign(j, { format: 'wmrl-episodes/1', createdAt: 'x', command: 'wmrl rollout --task push' }));
-    expect(readError(dir)).toMatch(/index\.json: \$\.format: found "wmrl-episodes\/1", this wmrl reads "wmrl-episodes\/2".*made by: wmrl rollout --task push/);
+    editJson(join(dir, 'index.json'), (j) =>
+      Object.assign(j, { format: 'wmrl-episodes/1', createdAt: 'x', command: 'wmrl rollout --task push' }),
+    );
+    expect(readError(dir)).toMatch(
+      /index\.json: \$\.format: found "wmrl-episodes\/1", this wmrl reads "wmrl-episodes\/2".*made by: wmrl rollout --task push/,
+    );
   });
 
   it('records must tile episodes.bin: an edited offset, a gap, an overlap, trailing bytes', () => {
     const shifted = run();
     editJson(join(shifted, 'index.json'), (j) => (j.episodes[1].offset += 4));
-    expect(readError(shifted)).toMatch(/index\.json: \$\.episodes\[1\]\.offset: \d+, but the previous record ends at byte \d+/);
+    expect(readError(shifted)).toMatch(
+      /index\.json: \$\.episodes\[1\]\.offset: \d+, but the previous record ends at byte \d+/,
+    );
     const overlap = run();
     editJson(join(overlap, 'index.json'), (j) => (j.episodes[2].offset = j.episodes[1].offset));
     expect(readError(overlap)).toMatch(/\$\.episodes\[2\]\.offset/);
@@ -88,13 +106,17 @@ describe('episode folders (wmrl-episodes/2)', () => {
     expect(readError(odd)).toMatch(/episodes\.bin: \d+ bytes is not a whole number of 4-byte values/);
     const cut = run();
     truncateSync(join(cut, 'episodes.bin'), 4 * (3 * RECORD - 1));
-    expect(readError(cut)).toMatch(/index\.json: \$\.episodes\[2\]\.length: 4 steps end at byte \d+, past the end of episodes\.bin/);
+    expect(readError(cut)).toMatch(
+      /index\.json: \$\.episodes\[2\]\.length: 4 steps end at byte \d+, past the end of episodes\.bin/,
+    );
   });
 
   it('tokens outside their bins, non-finite rewards and states name the record, step and field', () => {
     const token = run();
     poke(join(token, 'episodes.bin'), RECORD + 2 * A + 4, 2); // record 1, step 2, grip (2 bins)
-    expect(readError(token)).toMatch(/episodes\.bin: record 1 \(\$\.episodes\[1\]\), step 2: action grip = 2 is not a bin in \[0, 2\)/);
+    expect(readError(token)).toMatch(
+      /episodes\.bin: record 1 \(\$\.episodes\[1\]\), step 2: action grip = 2 is not a bin in \[0, 2\)/,
+    );
     const negative = run();
     poke(join(negative, 'episodes.bin'), 0, -1);
     expect(readError(negative)).toMatch(/record 0 .*step 0: action dx = -1/);
@@ -103,15 +125,27 @@ describe('episode folders (wmrl-episodes/2)', () => {
     expect(readError(reward)).toMatch(/episodes\.bin: record 2 .*step 3: reward is NaN/);
     const state = run();
     poke(join(state, 'episodes.bin'), L * A + L + S + 6, Infinity, 'float'); // record 0, state 1, 7th entry
-    expect(readError(state)).toMatch(new RegExp(`episodes\\.bin: record 0 .*state 1 \\(after step 0\\): ${contract.states[6].replace('.', '\\.')} is Infinity`));
+    expect(readError(state)).toMatch(
+      new RegExp(
+        `episodes\\.bin: record 0 .*state 1 \\(after step 0\\): ${contract.states[6].replace('.', '\\.')} is Infinity`,
+      ),
+    );
   });
 
   it('checks the index against the contract: actions, states, tasks and their step limits', () => {
     const dir = run();
-    expect(readError(dir, { ...contract, actions: contract.actions.slice(0, 4) })).toMatch(/index\.json: \$\.actionNames: \[dx,dy,dz,dyaw,grip\], expected \[dx,dy,dz,dyaw\]/);
-    expect(readError(dir, { ...contract, states: ['tcp_x', 'nope'] })).toMatch(/\$\.stateNames\[1\]: "tcp_y", the scene's state layout has "nope"/);
-    expect(readError(dir, { ...contract, maxSteps: { 'tabletop/push': 3 } })).toMatch(/\$\.episodes\[0\]\.length: 4 steps, more than the 3 of tabletop\/push/);
-    expect(readError(dir, { ...contract, maxSteps: { 'tabletop/stack': 100 } })).toMatch(/\$\.episodes\[0\]\.task: unknown task "tabletop\/push"/);
+    expect(readError(dir, { ...contract, actions: contract.actions.slice(0, 4) })).toMatch(
+      /index\.json: \$\.actionNames: \[dx,dy,dz,dyaw,grip\], expected \[dx,dy,dz,dyaw\]/,
+    );
+    expect(readError(dir, { ...contract, states: ['tcp_x', 'nope'] })).toMatch(
+      /\$\.stateNames\[1\]: "tcp_y", the scene's state layout has "nope"/,
+    );
+    expect(readError(dir, { ...contract, maxSteps: { 'tabletop/push': 3 } })).toMatch(
+      /\$\.episodes\[0\]\.length: 4 steps, more than the 3 of tabletop\/push/,
+    );
+    expect(readError(dir, { ...contract, maxSteps: { 'tabletop/stack': 100 } })).toMatch(
+      /\$\.episodes\[0\]\.task: unknown task "tabletop\/push"/,
+    );
     expect(readError(run({ states: false }))).toMatch(/index\.json: \$\.stateNames: the folder has no recorded states/);
     expect(readEpisodeFolder(run({ states: false }), { actions: contract.actions }).episodes[0].states).toBeUndefined();
   });
@@ -122,7 +156,9 @@ describe('episode folders (wmrl-episodes/2)', () => {
     expect(readError(join(dir, 'index.json'))).toMatch(/index\.json: is a file, not a run folder/);
     const empty = join(tmp, 'empty');
     mkdirSync(empty);
-    expect(readError(empty)).toMatch(/empty\/index\.json: cannot read the episode index: no such file or directory \(is .*empty a folder written by wmrl rollout or collect\?\)/);
+    expect(readError(empty)).toMatch(
+      /empty\/index\.json: cannot read the episode index: no such file or directory \(is .*empty a folder written by wmrl rollout or collect\?\)/,
+    );
     const garbage = run();
     writeFileSync(join(garbage, 'index.json'), '{"format": "wmrl-episodes/2", ');
     expect(readError(garbage)).toMatch(/index\.json: the episode index is not valid JSON: /);

@@ -20,7 +20,15 @@ export function fakeEpisodes(n: number, length = 4, taskId = 'tabletop/push'): S
     const seed = splitSeed(scene, 'train', k);
     const task = sampleTask(scene, taskId, seed);
     return {
-      task: taskId, seed, split: 'train' as const, policy: 'expert', instruction: task.instruction, length, success: false, return: 0, progress: 0.5,
+      task: taskId,
+      seed,
+      split: 'train' as const,
+      policy: 'expert',
+      instruction: task.instruction,
+      length,
+      success: false,
+      return: 0,
+      progress: 0.5,
       actions: Int32Array.from({ length: length * A }, (_, j) => (j % A === A - 1 ? (j + k) % 2 : (j * 7 + k) % 3)),
       rewards: new Float32Array(length),
       states: Float32Array.from({ length: (length + 1) * S }, (_, j) => 0.01 * ((j + k) % 17)),
@@ -31,7 +39,15 @@ export function fakeEpisodes(n: number, length = 4, taskId = 'tabletop/push'): S
 export function writeFakeRun(dir: string, n = 3, o: { states?: boolean; command?: string } = {}): StoredEpisode[] {
   const eps = fakeEpisodes(n);
   const withStates = o.states ?? true;
-  writeEpisodeFolder(dir, { command: o.command ?? 'wmrl rollout --fake', actionNames: [...ACTION_NAMES], stateNames: withStates ? STATE_NAMES : [] }, withStates ? eps : eps.map((e) => ({ ...e, states: undefined })));
+  writeEpisodeFolder(
+    dir,
+    {
+      command: o.command ?? 'wmrl rollout --fake',
+      actionNames: [...ACTION_NAMES],
+      stateNames: withStates ? STATE_NAMES : [],
+    },
+    withStates ? eps : eps.map((e) => ({ ...e, states: undefined })),
+  );
   return eps;
 }
 
@@ -39,10 +55,30 @@ export function writeFakeRun(dir: string, n = 3, o: { states?: boolean; command?
 export function writeFakeDemos(dir: string, n = 2, opts: CommitOptions = {}): Demo[] {
   const demos: Demo[] = fakeEpisodes(n).map((e) => {
     const task = sampleTask(scene, e.task, e.seed);
-    const other = scene.objects.findIndex((_, o) => o !== task.object && !(task.target.kind === 'object' && task.target.index === o));
-    return { ...e, labels: Int32Array.from(e.actions), counterfactual: [{ step: 1, object: other, tokens: [1, 1, 1, 1, 0] }] };
+    const other = scene.objects.findIndex(
+      (_, o) => o !== task.object && !(task.target.kind === 'object' && task.target.index === o),
+    );
+    return {
+      ...e,
+      labels: Int32Array.from(e.actions),
+      counterfactual: [{ step: 1, object: other, tokens: [1, 1, 1, 1, 0] }],
+    };
   });
-  writeDemoFolder(dir, { format: DEMOS_FORMAT, scene: join(import.meta.dirname, '../../scenes/tabletop.json'), noise: 0, seed: 0, labels: 'expert', observations: 're-simulate' }, 'wmrl collect --fake', scene, demos, opts);
+  writeDemoFolder(
+    dir,
+    {
+      format: DEMOS_FORMAT,
+      scene: join(import.meta.dirname, '../../scenes/tabletop.json'),
+      noise: 0,
+      seed: 0,
+      labels: 'expert',
+      observations: 're-simulate',
+    },
+    'wmrl collect --fake',
+    scene,
+    demos,
+    opts,
+  );
   return demos;
 }
 

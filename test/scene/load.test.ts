@@ -56,7 +56,11 @@ describe('loadSceneFile', () => {
     expect(err.issues).toHaveLength(1);
     expect(err.issues[0].path).toBe('$');
     // the stray comma ends line 13; the parser fails at the "}" that follows it
-    expect(err.message).toMatch(new RegExp(`^${fixture('invalid-syntax.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\$: invalid JSON at line 14 column 3: `));
+    expect(err.message).toMatch(
+      new RegExp(
+        `^${fixture('invalid-syntax.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\$: invalid JSON at line 14 column 3: `,
+      ),
+    );
   });
 
   it('a missing file names the file', () => {
@@ -82,7 +86,9 @@ describe('parseScene', () => {
   it('uses the given source name in messages', () => {
     const bad = structuredClone(json);
     bad.robot.joints[2].axis = 'w';
-    expect(() => parseScene(bad, 'scenes/bad.json')).toThrow('scenes/bad.json: $.robot.joints[2].axis: Invalid option: expected one of "x"|"y"|"z"');
+    expect(() => parseScene(bad, 'scenes/bad.json')).toThrow(
+      'scenes/bad.json: $.robot.joints[2].axis: Invalid option: expected one of "x"|"y"|"z"',
+    );
   });
 
   it('a non-object document is an error at $', () => {
@@ -93,14 +99,34 @@ describe('parseScene', () => {
     const text = JSON.stringify(json, null, 2);
     const lines = text.split('\n');
     const cut = lines.slice(0, 5).join('\n');
-    expect(() => parseSceneText(cut, 'cut.json')).toThrow(`cut.json: $: invalid JSON at line 5 column ${lines[4].length + 1}`);
+    expect(() => parseSceneText(cut, 'cut.json')).toThrow(
+      `cut.json: $: invalid JSON at line 5 column ${lines[4].length + 1}`,
+    );
   });
 });
 
 describe('jsonErrorOffset', () => {
   it('agrees with JSON.parse on valid and broken texts', () => {
     const base = readFileSync(DEFAULT_SCENE_PATH, 'utf8');
-    const samples = ['{}', '[]', '"a\\u00e9"', '-0.5e-3', 'true', ' null ', '{"a":[1,{"b":false}]}', '', '{', '[1,]', '{"a" 1}', '01', '"\\x"', '"a\n"', 'nul', '1 2', '{"a":1}}'];
+    const samples = [
+      '{}',
+      '[]',
+      '"a\\u00e9"',
+      '-0.5e-3',
+      'true',
+      ' null ',
+      '{"a":[1,{"b":false}]}',
+      '',
+      '{',
+      '[1,]',
+      '{"a" 1}',
+      '01',
+      '"\\x"',
+      '"a\n"',
+      'nul',
+      '1 2',
+      '{"a":1}}',
+    ];
     // deterministic single-character corruptions of the real scene
     for (let k = 1; k < 200; k++) {
       const at = (k * 7919) % base.length;

@@ -19,12 +19,26 @@ export async function makeRunRoot(): Promise<{ root: string; outside: string }> 
   writeFileSync(join(outside, 'metrics.jsonl'), '{"secret":1}\n');
   writeFileSync(join(outside, 'secret.json'), '{"secret":1}');
   const episodes = await runEpisodes({
-    scene: SCENE, taskId: 'tabletop/push', policyName: 'expert', episodes: 2, split: 'train', seedOffset: 0, numEnvs: 2, recordStates: true,
+    scene: SCENE,
+    taskId: 'tabletop/push',
+    policyName: 'expert',
+    episodes: 2,
+    split: 'train',
+    seedOffset: 0,
+    numEnvs: 2,
+    recordStates: true,
     makePolicy: (env) => expertPolicy(env),
   });
-  writeEpisodeFolder(join(root, 'rollouts/push'), { command: 'test', actionNames: [...ACTION_NAMES], stateNames: stateNames(SCENE.objects.map((o) => o.name)) }, episodes);
+  writeEpisodeFolder(
+    join(root, 'rollouts/push'),
+    { command: 'test', actionNames: [...ACTION_NAMES], stateNames: stateNames(SCENE.objects.map((o) => o.name)) },
+    episodes,
+  );
   mkdirSync(join(root, 'train-a'), { recursive: true });
-  writeFileSync(join(root, 'train-a/metrics.jsonl'), '{"iteration":1,"success/anchor":0.5,"debias/bias_before":-0.1}\n{"iteration":2,"success/anchor":0.75}\n{"iteration":3,"succ');
+  writeFileSync(
+    join(root, 'train-a/metrics.jsonl'),
+    '{"iteration":1,"success/anchor":0.5,"debias/bias_before":-0.1}\n{"iteration":2,"success/anchor":0.75}\n{"iteration":3,"succ',
+  );
   symlinkSync(outside, join(root, 'link-out'));
   mkdirSync(join(base, 'static'), { recursive: true });
   writeFileSync(join(base, 'static/index.html'), '<!doctype html><title>viewer</title>');

@@ -2,7 +2,19 @@ import { describe, expect, it } from 'vitest';
 import type { Frame, FrameBatch } from '../../src/protocol/index.ts';
 import { LiveHub, MAX_FPS, QUEUE_LIMIT } from '../../src/server/index.ts';
 
-const frame = (stream: string, step: number): Frame => ({ stream, task: 't', source: 'physics', step, instruction: '', bodies: [], reward: 0, progress: 0, success: false, done: false, terms: {} });
+const frame = (stream: string, step: number): Frame => ({
+  stream,
+  task: 't',
+  source: 'physics',
+  step,
+  instruction: '',
+  bodies: [],
+  reward: 0,
+  progress: 0,
+  success: false,
+  done: false,
+  terms: {},
+});
 
 /** A client that holds each batch until release() is called (a slow browser). */
 function slowClient() {
@@ -44,8 +56,21 @@ describe('LiveHub backpressure', () => {
     const hub = new LiveHub();
     const got: Frame[] = [];
     const only: Frame[] = [];
-    hub.subscribe({ send: (b, done) => { got.push(...b.frames); done(); } });
-    hub.subscribe({ send: (b, done) => { only.push(...b.frames); done(); } }, 'b');
+    hub.subscribe({
+      send: (b, done) => {
+        got.push(...b.frames);
+        done();
+      },
+    });
+    hub.subscribe(
+      {
+        send: (b, done) => {
+          only.push(...b.frames);
+          done();
+        },
+      },
+      'b',
+    );
     for (let t = 0; t < 50; t++) hub.publish(frame(t % 2 ? 'a' : 'b', t));
     expect(got.map((f) => f.step)).toEqual([...Array(50).keys()]);
     expect(only.every((f) => f.stream === 'b')).toBe(true);

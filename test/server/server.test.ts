@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sceneContract } from '../../src/demos/index.ts';
 import { createTabletopEnv, fixedCameras, tabletopSpec } from '../../src/physics/index.ts';
-import { EpisodeSummarySchema, FrameSchema, MetricsRowSchema, PROTOCOL_VERSION, ReplaySchema, RunSummarySchema, okReply } from '../../src/protocol/index.ts';
+import {
+  EpisodeSummarySchema,
+  FrameSchema,
+  MetricsRowSchema,
+  PROTOCOL_VERSION,
+  ReplaySchema,
+  RunSummarySchema,
+  okReply,
+} from '../../src/protocol/index.ts';
 import { collectEpisodes, randomPolicy } from '../../src/rollout/index.ts';
 import { type ViewerServer, startServer } from '../../src/server/index.ts';
 import { tapFrames } from '../../src/env/index.ts';
@@ -17,7 +25,12 @@ let root: string;
 const sockets: Socket[] = [];
 
 function client(auth: Record<string, unknown> = { protocol: PROTOCOL_VERSION }, url = server.url): Promise<Socket> {
-  const s = connect(url.replace(/\/\?.*$/, ''), { auth, transports: ['websocket'], reconnection: false, forceNew: true });
+  const s = connect(url.replace(/\/\?.*$/, ''), {
+    auth,
+    transports: ['websocket'],
+    reconnection: false,
+    forceNew: true,
+  });
   sockets.push(s);
   return new Promise((ok, fail) => {
     s.once('connect', () => ok(s));
@@ -25,18 +38,36 @@ function client(auth: Record<string, unknown> = { protocol: PROTOCOL_VERSION }, 
   });
 }
 
-async function ask<T extends z.ZodType>(s: Socket, event: string, data: T, payload?: unknown): Promise<z.infer<ReturnType<typeof okReply<T>>>> {
-  const raw = payload === undefined ? await s.timeout(20_000).emitWithAck(event) : await s.timeout(20_000).emitWithAck(event, payload);
+async function ask<T extends z.ZodType>(
+  s: Socket,
+  event: string,
+  data: T,
+  payload?: unknown,
+): Promise<z.infer<ReturnType<typeof okReply<T>>>> {
+  const raw =
+    payload === undefined
+      ? await s.timeout(20_000).emitWithAck(event)
+      : await s.timeout(20_000).emitWithAck(event, payload);
   return okReply(data).parse(raw);
 }
 
 beforeAll(async () => {
   ({ root } = await makeRunRoot());
-  const model = openWorldModelEnv('models/wm-base.onnx', { scene: SCENE, spec: tabletopSpec(SCENE, 'tabletop/push', fixedCameras(SCENE)), numEnvs: 1, render: false });
+  const model = openWorldModelEnv('models/wm-base.onnx', {
+    scene: SCENE,
+    spec: tabletopSpec(SCENE, 'tabletop/push', fixedCameras(SCENE)),
+    numEnvs: 1,
+    render: false,
+  });
   server = await startServer({
-    runRoot: root, scene: SCENE, port: 0,
+    runRoot: root,
+    scene: SCENE,
+    port: 0,
     replay: { scene: SCENE, contract: sceneContract(SCENE), openModel: () => model },
-    mounts: [{ prefix: '/', dir: join(dirname(root), 'static') }, { prefix: '/models/', dir: 'models', extensions: ['.onnx', '.json'] }],
+    mounts: [
+      { prefix: '/', dir: join(dirname(root), 'static') },
+      { prefix: '/models/', dir: 'models', extensions: ['.onnx', '.json'] },
+    ],
   });
 }, 120_000);
 
@@ -48,7 +79,12 @@ afterAll(async () => {
 describe('viewer server', () => {
   it('binds loopback by default and greets with the protocol version and the scene', async () => {
     expect(server.host).toBe('127.0.0.1');
-    const s = connect(server.url, { auth: { protocol: PROTOCOL_VERSION }, transports: ['websocket'], reconnection: false, forceNew: true });
+    const s = connect(server.url, {
+      auth: { protocol: PROTOCOL_VERSION },
+      transports: ['websocket'],
+      reconnection: false,
+      forceNew: true,
+    });
     sockets.push(s);
     const hello = await new Promise<{ protocol: number; scene: { name: string } }>((ok) => s.once('server:hello', ok));
     expect(hello.protocol).toBe(PROTOCOL_VERSION);
@@ -81,7 +117,14 @@ describe('viewer server', () => {
       expect(r.ok, run).toBe(false);
     }
     const base = server.url.replace(/\/$/, '');
-    for (const path of ['/../secret/secret.json', '/%2e%2e/secret/secret.json', '/leak.json', '/models/../package.json', '/models/%2e%2e%2fpackage.json', '/models/vla-base.py']) {
+    for (const path of [
+      '/../secret/secret.json',
+      '/%2e%2e/secret/secret.json',
+      '/leak.json',
+      '/models/../package.json',
+      '/models/%2e%2e%2fpackage.json',
+      '/models/vla-base.py',
+    ]) {
       const res = await fetch(base + path);
       expect(res.status, path).toBe(404);
       expect(await res.text()).not.toContain('secret');
@@ -95,15 +138,23 @@ describe('viewer server', () => {
     const requests = ['episode:list', 'episode:replay', 'metrics:get', 'live:subscribe'];
     const others = ['run:list', 'live:unsubscribe', 'nope', '__proto__', 'constructor', 'toString'];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...requests, ...others), fc.anything({ withBigInt: false, withTypedArray: false }), fc.boolean(), async (event, payload, withAck) => {
-        if (!withAck || !requests.includes(event)) return void s.emit(event, payload, () => undefined);
-        // a request with a junk payload always gets a reply: data when the payload happens to be valid, else an error naming the field
-        const reply = await s.timeout(5000).emitWithAck(event, payload);
-        expect(typeof reply === 'object' && reply !== null && 'ok' in reply).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...requests, ...others),
+        fc.anything({ withBigInt: false, withTypedArray: false }),
+        fc.boolean(),
+        async (event, payload, withAck) => {
+          if (!withAck || !requests.includes(event)) return void s.emit(event, payload, () => undefined);
+          // a request with a junk payload always gets a reply: data when the payload happens to be valid, else an error naming the field
+          const reply = await s.timeout(5000).emitWithAck(event, payload);
+          expect(typeof reply === 'object' && reply !== null && 'ok' in reply).toBe(true);
+        },
+      ),
       { numRuns: 200, seed: 7 },
     );
-    const res = await fetch(`${server.url}socket.io/?EIO=4&transport=polling`, { method: 'POST', body: '\u0000\u00ff garbage' });
+    const res = await fetch(`${server.url}socket.io/?EIO=4&transport=polling`, {
+      method: 'POST',
+      body: '\u0000\u00ff garbage',
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     const runs = await ask(await client(), 'run:list', z.array(RunSummarySchema));
     expect(runs.ok).toBe(true);
@@ -125,7 +176,9 @@ describe('viewer server', () => {
     const run = async (tap: boolean) => {
       const env = await createTabletopEnv({ scene: SCENE, taskId: 'tabletop/push', numEnvs: 2 });
       const policy = randomPolicy(env.spec, 3);
-      const eps = await collectEpisodes(tap ? tapFrames(env, server.hub, 'push test') : env, policy, { seeds: [1, 2, 3] });
+      const eps = await collectEpisodes(tap ? tapFrames(env, server.hub, 'push test') : env, policy, {
+        seeds: [1, 2, 3],
+      });
       env.close();
       return eps;
     };
@@ -140,7 +193,13 @@ describe('viewer server', () => {
 
 describe('binding beyond loopback', () => {
   it('refuses a non-loopback bind without a token, and requires the token once bound', async () => {
-    const base = { runRoot: root, scene: SCENE, port: 0, replay: { scene: SCENE, contract: sceneContract(SCENE) }, mounts: [] };
+    const base = {
+      runRoot: root,
+      scene: SCENE,
+      port: 0,
+      replay: { scene: SCENE, contract: sceneContract(SCENE) },
+      mounts: [],
+    };
     await expect(startServer({ ...base, host: '0.0.0.0' })).rejects.toThrow(/token/);
     const open = await startServer({ ...base, host: '0.0.0.0', token: 'sesame-123' });
     try {

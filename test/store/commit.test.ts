@@ -12,7 +12,8 @@ let n = 0;
 const freshDir = () => join(root, `d${n++}`);
 
 const NAMES = ['model.onnx', 'model.json', 'model.wm.json'];
-const version = (dir: string, v: string): Part[] => NAMES.map((name, i) => ({ path: join(dir, name), data: `${v}:${name}:${'x'.repeat(100 * (i + 1) + v.length)}` }));
+const version = (dir: string, v: string): Part[] =>
+  NAMES.map((name, i) => ({ path: join(dir, name), data: `${v}:${name}:${'x'.repeat(100 * (i + 1) + v.length)}` }));
 const read = (dir: string) => NAMES.map((name) => readFileSync(join(dir, name), 'utf8'));
 const texts = (parts: Part[]) => parts.map((p) => p.data);
 
@@ -31,7 +32,17 @@ describe('commitFiles: one commit for a multi-part state', () => {
   const labels = boundaries();
 
   it('has a boundary before every write and rename, the journal rename being the commit point', () => {
-    expect(labels).toEqual(['write model.onnx', 'write model.json', 'write model.wm.json', 'write journal', 'commit', 'rename model.onnx', 'rename model.json', 'rename model.wm.json', 'delete journal']);
+    expect(labels).toEqual([
+      'write model.onnx',
+      'write model.json',
+      'write model.wm.json',
+      'write journal',
+      'commit',
+      'rename model.onnx',
+      'rename model.json',
+      'rename model.wm.json',
+      'delete journal',
+    ]);
   });
 
   it('a crash at every boundary k leaves, after recovery, exactly the old or exactly the new files and no temp files', () => {
@@ -39,7 +50,12 @@ describe('commitFiles: one commit for a multi-part state', () => {
     for (let k = 0; k <= labels.length; k++) {
       const dir = freshDir();
       commitFiles(version(dir, 'old'));
-      const crash = () => commitFiles(version(dir, 'new'), { fault: (b) => { if (b === k) throw new SimulatedCrash(`crash at ${k}`); } });
+      const crash = () =>
+        commitFiles(version(dir, 'new'), {
+          fault: (b) => {
+            if (b === k) throw new SimulatedCrash(`crash at ${k}`);
+          },
+        });
       if (k < labels.length) expect(crash, `k=${k}`).toThrow(SimulatedCrash);
       else crash();
       recoverFolder(dir);
@@ -55,7 +71,13 @@ describe('commitFiles: one commit for a multi-part state', () => {
   it('a writer rolls an earlier interrupted commit forward before its own', () => {
     const dir = freshDir();
     commitFiles(version(dir, 'old'));
-    expect(() => commitFiles(version(dir, 'mid'), { fault: (b) => { if (labels[b] === 'rename model.json') throw new SimulatedCrash(); } })).toThrow(SimulatedCrash);
+    expect(() =>
+      commitFiles(version(dir, 'mid'), {
+        fault: (b) => {
+          if (labels[b] === 'rename model.json') throw new SimulatedCrash();
+        },
+      }),
+    ).toThrow(SimulatedCrash);
     // a mix on disk until someone recovers: the new .onnx beside the old .json
     expect(readFileSync(join(dir, 'model.onnx'), 'utf8')).toMatch(/^mid:/);
     expect(readFileSync(join(dir, 'model.json'), 'utf8')).toMatch(/^old:/);
@@ -66,7 +88,13 @@ describe('commitFiles: one commit for a multi-part state', () => {
   it('a real error before the commit point removes its own temp files', () => {
     const dir = freshDir();
     commitFiles(version(dir, 'old'));
-    expect(() => commitFiles(version(dir, 'new'), { fault: (b) => { if (b === 2) throw new Error('disk full'); } })).toThrow('disk full');
+    expect(() =>
+      commitFiles(version(dir, 'new'), {
+        fault: (b) => {
+          if (b === 2) throw new Error('disk full');
+        },
+      }),
+    ).toThrow('disk full');
     expect(readdirSync(dir).sort()).toEqual([...NAMES].sort());
     expect(read(dir)).toEqual(texts(version(dir, 'old')));
   });
@@ -75,7 +103,11 @@ describe('commitFiles: one commit for a multi-part state', () => {
     const dir = freshDir();
     commitFiles(version(dir, 'old'));
     const dead = deadPid();
-    const stale = [`.model.onnx.${dead}.0.tmp`, `.model.onnx.commit.${dead}.3.tmp`, `.model.json.${dead}.1764547200000.tmp`];
+    const stale = [
+      `.model.onnx.${dead}.0.tmp`,
+      `.model.onnx.commit.${dead}.3.tmp`,
+      `.model.json.${dead}.1764547200000.tmp`,
+    ];
     for (const f of stale) writeFileSync(join(dir, f), 'torn');
     const live = `.model.onnx.${process.ppid}.7.tmp`;
     writeFileSync(join(dir, live), 'in flight');
@@ -87,16 +119,29 @@ describe('commitFiles: one commit for a multi-part state', () => {
   it('refuses a journal that does not match its parts, naming the file', () => {
     const dir = freshDir();
     commitFiles(version(dir, 'old'));
-    expect(() => commitFiles(version(dir, 'new'), { fault: (b) => { if (labels[b] === 'rename model.onnx') throw new SimulatedCrash(); } })).toThrow(SimulatedCrash);
+    expect(() =>
+      commitFiles(version(dir, 'new'), {
+        fault: (b) => {
+          if (labels[b] === 'rename model.onnx') throw new SimulatedCrash();
+        },
+      }),
+    ).toThrow(SimulatedCrash);
     const temp = readdirSync(dir).find((f) => f.startsWith('.model.json.') && f.endsWith('.tmp'))!;
     writeFileSync(join(dir, temp), 'edited');
     expect(() => recoverFolder(dir)).toThrow(InputError);
-    expect(() => recoverFolder(dir)).toThrow(`${join(dir, temp)}: does not match the sha256 in commit journal ${journalPath(join(dir, 'model.onnx'))}`);
+    expect(() => recoverFolder(dir)).toThrow(
+      `${join(dir, temp)}: does not match the sha256 in commit journal ${journalPath(join(dir, 'model.onnx'))}`,
+    );
     writeFileSync(journalPath(join(dir, 'model.onnx')), '{"format": 1');
     expect(() => recoverFolder(dir)).toThrow(/unreadable commit journal/);
   });
 
   it('takes one folder per commit', () => {
-    expect(() => commitFiles([{ path: join(root, 'a', 'x'), data: '' }, { path: join(root, 'b', 'y'), data: '' }])).toThrow(/one commit, one folder/);
+    expect(() =>
+      commitFiles([
+        { path: join(root, 'a', 'x'), data: '' },
+        { path: join(root, 'b', 'y'), data: '' },
+      ]),
+    ).toThrow(/one commit, one folder/);
   });
 });

@@ -23,7 +23,9 @@ class SlideEngine implements TabletopEngine {
       this.states[i] = start
         ? unpackState(start.row, scene.objects.length)
         : {
-            eePos: [...t.initEe], eeYaw: 0, fingers: [0.04, 0.04],
+            eePos: [...t.initEe],
+            eeYaw: 0,
+            fingers: [0.04, 0.04],
             objects: t.initObjects.map((o) => ({ pos: [...o.pos], quat: [0, 0, 0, 1], linVel: [0, 0, 0] })),
           };
     });
@@ -35,13 +37,21 @@ class SlideEngine implements TabletopEngine {
       o.pos[1] += (action.dy[i] - 5) * 0.05;
     }
   }
-  state(i: number) { return this.states[i]; }
-  grip() { return 0; }
-  joints() { return new Float64Array(6); }
+  state(i: number) {
+    return this.states[i];
+  }
+  grip() {
+    return 0;
+  }
+  joints() {
+    return new Float64Array(6);
+  }
   poses(i: number): BodyPose[] {
     return this.states[i].objects.map((o, k) => ({ name: scene.objects[k].name, pos: [...o.pos], quat: [...o.quat] }));
   }
-  snapshot() { return { states: structuredClone(this.states), tasks: this.tasks.slice() }; }
+  snapshot() {
+    return { states: structuredClone(this.states), tasks: this.tasks.slice() };
+  }
   restore(d: unknown) {
     const s = d as ReturnType<SlideEngine['snapshot']>;
     this.states = structuredClone(s.states);
@@ -50,13 +60,21 @@ class SlideEngine implements TabletopEngine {
   close() {}
 }
 
-const still = (n: number, dx = 5): BatchAction => ({ dx: new Int32Array(n).fill(dx), dy: new Int32Array(n).fill(5), dz: new Int32Array(n).fill(5), dyaw: new Int32Array(n).fill(5), grip: new Int32Array(n) });
+const still = (n: number, dx = 5): BatchAction => ({
+  dx: new Int32Array(n).fill(dx),
+  dy: new Int32Array(n).fill(5),
+  dz: new Int32Array(n).fill(5),
+  dyaw: new Int32Array(n).fill(5),
+  grip: new Int32Array(n),
+});
 
 describe('the tabletop core', () => {
   it('runs any engine that makes the next state, under the whole Env contract', async () => {
     const env = new TabletopCore({ scene, spec, numEnvs: 3, render: false }, new SlideEngine());
     const ran = await checkEnv(env, { steps: 3 });
-    expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']));
+    expect(ran).toEqual(
+      expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']),
+    );
   });
 
   it('ends an episode as a failure when an object leaves the table (info.offTable), then freezes it', async () => {

@@ -2,10 +2,21 @@
 // pushed ahead of it in push) every predicate turns true in order, Φ never drops and ends at 1.
 import { describe, expect, it } from 'vitest';
 import type { Vec3 } from '../../src/scene/schema.ts';
-import { FAMILY_PREDICATES, sampleTask, scoreTask, splitSeed, type TabletopState, type TaskInstance } from '../../src/task/index.ts';
+import {
+  FAMILY_PREDICATES,
+  sampleTask,
+  scoreTask,
+  splitSeed,
+  type TabletopState,
+  type TaskInstance,
+} from '../../src/task/index.ts';
 import { H, ID, OPEN, scene } from './helpers.ts';
 
-const lerp = (a: Vec3, b: Vec3, t: number): Vec3 => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t];
+const lerp = (a: Vec3, b: Vec3, t: number): Vec3 => [
+  a[0] + (b[0] - a[0]) * t,
+  a[1] + (b[1] - a[1]) * t,
+  a[2] + (b[2] - a[2]) * t,
+];
 
 /** Records states while moving the TCP (and a carried object) in small steps. */
 class Script {
@@ -98,9 +109,13 @@ describe('Φ along an expert path', () => {
         const firstTrue = names.map((n) => scores.findIndex((s) => s.predicates[n]));
         for (let k = 0; k < names.length; k++) {
           expect(firstTrue[k], `${t.id} seed ${seed}: ${names[k]} never true`).toBeGreaterThan(0);
-          if (k > 0) expect(firstTrue[k], `${t.id} seed ${seed}: ${names[k]} before ${names[k - 1]}`).toBeGreaterThanOrEqual(firstTrue[k - 1]);
+          if (k > 0)
+            expect(firstTrue[k], `${t.id} seed ${seed}: ${names[k]} before ${names[k - 1]}`).toBeGreaterThanOrEqual(
+              firstTrue[k - 1],
+            );
         }
-        for (let i = 1; i < scores.length; i++) expect(scores[i].progress).toBeGreaterThanOrEqual(scores[i - 1].progress);
+        for (let i = 1; i < scores.length; i++)
+          expect(scores[i].progress).toBeGreaterThanOrEqual(scores[i - 1].progress);
         // the stages are reached at separate moments, so Φ takes every value 0, 1/S, ..., 1
         expect(new Set(scores.map((s) => s.progress)).size).toBe(names.length + 1);
         expect(scores.at(-1)).toMatchObject({ success: true, progress: 1 });

@@ -12,7 +12,12 @@ export const objIndex = (name: string) => scene.objects.findIndex((o) => o.name 
 export const H = scene.objects[0].halfExtents[2];
 export const OPEN = scene.robot.finger.maxOpening;
 
-const FAMILY_OF: Record<string, TaskInstance['family']> = { push: 'push', 'pick-place': 'pick_place', stack: 'stack', 'put-in-bin': 'put_in_bin' };
+const FAMILY_OF: Record<string, TaskInstance['family']> = {
+  push: 'push',
+  'pick-place': 'pick_place',
+  stack: 'stack',
+  'put-in-bin': 'put_in_bin',
+};
 
 /** A task instance with objects spread on a line in front of the robot. */
 export function makeTask(taskId: string, object: string, target: { kind: TargetKind; name: string }): TaskInstance {

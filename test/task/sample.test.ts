@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { Scene } from '../../src/scene/schema.ts';
 import {
-  binOuterHalf, distToRect, distXY, EE_START, familyPairs, findTask, footprintRadius, sampleTask, scoreTask, splitOf,
-  splitSeed, START_CLEARANCE, taskIds,
+  binOuterHalf,
+  distToRect,
+  distXY,
+  EE_START,
+  familyPairs,
+  findTask,
+  footprintRadius,
+  sampleTask,
+  scoreTask,
+  splitOf,
+  splitSeed,
+  START_CLEARANCE,
+  taskIds,
 } from '../../src/task/index.ts';
 import { makeState, scene } from './helpers.ts';
 
@@ -18,7 +29,9 @@ describe('task ids, splits and seeds', () => {
   it('taskIds and findTask', () => {
     expect(taskIds(scene)).toEqual(['tabletop/push', 'tabletop/pick-place', 'tabletop/stack', 'tabletop/put-in-bin']);
     expect(findTask(scene, 'tabletop/stack').family).toBe('stack');
-    expect(() => findTask(scene, 'tabletop/juggle')).toThrow('unknown task "tabletop/juggle" in scene "tabletop"; valid ids: tabletop/push, tabletop/pick-place, tabletop/stack, tabletop/put-in-bin');
+    expect(() => findTask(scene, 'tabletop/juggle')).toThrow(
+      'unknown task "tabletop/juggle" in scene "tabletop"; valid ids: tabletop/push, tabletop/pick-place, tabletop/stack, tabletop/put-in-bin',
+    );
   });
 
   it('splitOf uses half-open ranges and throws outside all three', () => {
@@ -44,7 +57,13 @@ describe('task ids, splits and seeds', () => {
       for (let k = 0; k < 200; k++) {
         const t = sampleTask(scene, 'tabletop/pick-place', splitSeed(scene, split, k));
         expect(t.split).toBe(split);
-        if (scene.tasks[1].heldoutPairs.some(([o, g]) => scene.objects[t.object].name === o && t.target.kind === 'zone' && scene.zones[t.target.index].name === g)) n++;
+        if (
+          scene.tasks[1].heldoutPairs.some(
+            ([o, g]) =>
+              scene.objects[t.object].name === o && t.target.kind === 'zone' && scene.zones[t.target.index].name === g,
+          )
+        )
+          n++;
       }
       return n / 200;
     };
@@ -96,7 +115,8 @@ describe('sampleTask', () => {
     for (const id of ids) {
       const n = 1000;
       let reserved = 0;
-      for (let i = 0; i < n; i++) reserved += isReserved(id, names(sampleTask(scene, id, splitSeed(scene, 'heldout', i)))) ? 1 : 0;
+      for (let i = 0; i < n; i++)
+        reserved += isReserved(id, names(sampleTask(scene, id, splitSeed(scene, 'heldout', i)))) ? 1 : 0;
       const pairs = familyPairs(findTask(scene, id)).length;
       const expected = 0.5 + 0.5 / pairs; // reserved half the time, else any pair (one of which is reserved)
       expect(Math.abs(reserved / n - expected), `${id}: ${reserved}/${n}`).toBeLessThan(0.06);
@@ -121,7 +141,8 @@ describe('sampleTask', () => {
           expect(o.yaw).toBeLessThanOrEqual(objectYaw[1]);
           const r = footprintRadius(scene.objects[a]);
           for (const z of scene.zones) expect(distToRect(o.pos[0], o.pos[1], z.centre, z.halfSize)).toBeGreaterThan(r);
-          for (const b of scene.bins) expect(distToRect(o.pos[0], o.pos[1], b.centre, binOuterHalf(b))).toBeGreaterThan(r);
+          for (const b of scene.bins)
+            expect(distToRect(o.pos[0], o.pos[1], b.centre, binOuterHalf(b))).toBeGreaterThan(r);
           for (let b = 0; b < a; b++) expect(distXY(o.pos, objs[b].pos)).toBeGreaterThanOrEqual(minSeparation);
         });
         if (task.target.kind === 'zone') {
@@ -146,7 +167,10 @@ describe('sampleTask', () => {
         const objWords = scene.objects[task.object].words;
         const targetWords = [...scene.zones, ...scene.bins, ...scene.objects].find((x) => x.name === targetName)!.words;
         const k = cfg.templates.findIndex((tpl) =>
-          objWords.some((ow) => targetWords.some((tw) => tpl.replaceAll('{object}', ow).replaceAll('{target}', tw) === task.instruction)));
+          objWords.some((ow) =>
+            targetWords.some((tw) => tpl.replaceAll('{object}', ow).replaceAll('{target}', tw) === task.instruction),
+          ),
+        );
         expect(k, `${id} seed ${seed}: "${task.instruction}" (${objName}, ${targetName})`).toBeGreaterThanOrEqual(0);
         seenTemplates.add(k);
       }
@@ -170,7 +194,9 @@ describe('sampleTask on unusual scenes', () => {
     const s = clone();
     s.randomization.objectX = [0, 0.05];
     s.randomization.objectY = [-0.1, -0.05];
-    expect(() => sampleTask(s, 'tabletop/push', 0)).toThrow(/cannot place 4 objects in randomization.objectX\/objectY with minSeparation 0.09/);
+    expect(() => sampleTask(s, 'tabletop/push', 0)).toThrow(
+      /cannot place 4 objects in randomization.objectX\/objectY with minSeparation 0.09/,
+    );
   });
 
   it('refuses a family whose every pair is reserved for held-out', () => {
@@ -178,6 +204,9 @@ describe('sampleTask on unusual scenes', () => {
     s.tasks[3].heldoutPairs = s.tasks[3].objects.map((o) => [o, 'grey_bin'] as [string, string]);
     expect(() => sampleTask(s, 'tabletop/put-in-bin', 0)).toThrow(/every \(object, target\) pair is reserved/);
     // held-out seeds still sample (every pair they can get is a reserved one)
-    expect(sampleTask(s, 'tabletop/put-in-bin', splitSeed(s, 'heldout', 0))).toMatchObject({ split: 'heldout', target: { kind: 'bin', index: 0 } });
+    expect(sampleTask(s, 'tabletop/put-in-bin', splitSeed(s, 'heldout', 0))).toMatchObject({
+      split: 'heldout',
+      target: { kind: 'bin', index: 0 },
+    });
   });
 });

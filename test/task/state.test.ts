@@ -4,8 +4,13 @@ import type { TabletopState } from '../../src/task/types.ts';
 
 describe('flat state layout', () => {
   const s: TabletopState = {
-    eePos: [0.1, -0.2, 0.15], eeYaw: 0.3, fingers: [0.01, 0.02],
-    objects: [{ pos: [1, 2, 3], quat: [0, 0, 0.6, 0.8], linVel: [0.5, 0, -0.5] }, { pos: [4, 5, 6], quat: [0, 0, 0, 1], linVel: [0, 0, 0] }],
+    eePos: [0.1, -0.2, 0.15],
+    eeYaw: 0.3,
+    fingers: [0.01, 0.02],
+    objects: [
+      { pos: [1, 2, 3], quat: [0, 0, 0.6, 0.8], linVel: [0.5, 0, -0.5] },
+      { pos: [4, 5, 6], quat: [0, 0, 0, 1], linVel: [0, 0, 0] },
+    ],
   };
   it('round-trips exactly and names every entry', () => {
     const v = packState(s);

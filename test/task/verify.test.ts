@@ -16,7 +16,15 @@ describe('FAMILY_PREDICATES', () => {
       expect(names.length).toBe(5);
       expect(new Set(names).size).toBe(names.length);
       const t = scene.tasks.find((x) => x.family === family)!;
-      const task = makeTask(t.id, 'red_cube', family === 'push' || family === 'pick_place' ? { kind: 'zone', name: zone.name } : family === 'stack' ? { kind: 'object', name: 'green_cube' } : { kind: 'bin', name: bin.name });
+      const task = makeTask(
+        t.id,
+        'red_cube',
+        family === 'push' || family === 'pick_place'
+          ? { kind: 'zone', name: zone.name }
+          : family === 'stack'
+            ? { kind: 'object', name: 'green_cube' }
+            : { kind: 'bin', name: bin.name },
+      );
       expect(Object.keys(scoreTask(scene, task, makeState(task)).predicates)).toEqual(names);
     }
   });
@@ -27,7 +35,11 @@ describe('push', () => {
   const inZone: Vec3 = [zc[0] + 0.01, zc[1] - 0.02, H];
 
   it('initial state: nothing satisfied', () => {
-    expect(scoreTask(scene, task, makeState(task))).toEqual({ success: false, progress: 0, predicates: firstN('push', 0) });
+    expect(scoreTask(scene, task, makeState(task))).toEqual({
+      success: false,
+      progress: 0,
+      predicates: firstN('push', 0),
+    });
   });
   it('TCP beside the object', () => {
     const p = task.initObjects[red].pos;
@@ -36,11 +48,20 @@ describe('push', () => {
   });
   it('object pushed toward, then near, then into the zone', () => {
     const p = task.initObjects[red].pos;
-    const d0 = Math.hypot(Math.max(0, Math.abs(p[0] - zc[0]) - zone.halfSize[0]), Math.max(0, Math.abs(p[1] - zc[1]) - zone.halfSize[1]));
+    const d0 = Math.hypot(
+      Math.max(0, Math.abs(p[0] - zc[0]) - zone.halfSize[0]),
+      Math.max(0, Math.abs(p[1] - zc[1]) - zone.halfSize[1]),
+    );
     const toward: Vec3 = [p[0], p[1] + 0.05, H];
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: toward } } })).progress).toBe(d0 - 0.05 > TOL.nearTarget ? 2 / 5 : 3 / 5);
+    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: toward } } })).progress).toBe(
+      d0 - 0.05 > TOL.nearTarget ? 2 / 5 : 3 / 5,
+    );
     const near: Vec3 = [zc[0], zc[1] - zone.halfSize[1] - 0.02, H];
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: near } } }))).toEqual({ success: false, progress: 3 / 5, predicates: firstN('push', 3) });
+    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: near } } }))).toEqual({
+      success: false,
+      progress: 3 / 5,
+      predicates: firstN('push', 3),
+    });
     const sliding = makeState(task, { objs: { [red]: { pos: inZone, linVel: [0, 0.3, 0] } } });
     expect(scoreTask(scene, task, sliding)).toEqual({ success: false, progress: 4 / 5, predicates: firstN('push', 4) });
   });
@@ -48,20 +69,40 @@ describe('push', () => {
     const s = scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: inZone, quat: yawQuat(0.4) } } }));
     expect(s).toEqual({ success: true, progress: 1, predicates: firstN('push', 5) });
     // the stage conditions themselves: the TCP is no longer near the object
-    expect(stageConditions(scene, task, makeState(task, { objs: { [red]: { pos: inZone } } }))).toEqual([false, true, true, true, true]);
+    expect(stageConditions(scene, task, makeState(task, { objs: { [red]: { pos: inZone } } }))).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
   it('a cube on another face still rests; a tipped one or one in the air does not', () => {
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: inZone, quat: tiltX(Math.PI / 2) } } })).success).toBe(true);
+    expect(
+      scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: inZone, quat: tiltX(Math.PI / 2) } } })).success,
+    ).toBe(true);
     const tippedZ = H * (Math.cos(Math.PI / 4) + Math.sin(Math.PI / 4));
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [inZone[0], inZone[1], tippedZ], quat: tiltX(Math.PI / 4) } } })).progress).toBe(4 / 5);
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [inZone[0], inZone[1], H + 0.02] } } })).success).toBe(false);
+    expect(
+      scoreTask(
+        scene,
+        task,
+        makeState(task, { objs: { [red]: { pos: [inZone[0], inZone[1], tippedZ], quat: tiltX(Math.PI / 4) } } }),
+      ).progress,
+    ).toBe(4 / 5);
+    expect(
+      scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [inZone[0], inZone[1], H + 0.02] } } })).success,
+    ).toBe(false);
   });
   it('another object in the zone does not count', () => {
     expect(scoreTask(scene, task, makeState(task, { objs: { [green]: { pos: inZone } } })).progress).toBe(0);
   });
   it('centre just outside the zone edge is not in it', () => {
     const edge: Vec3 = [zc[0] + zone.halfSize[0] + 0.002, zc[1], H];
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: edge } } }))).toEqual({ success: false, progress: 3 / 5, predicates: firstN('push', 3) });
+    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: edge } } }))).toEqual({
+      success: false,
+      progress: 3 / 5,
+      predicates: firstN('push', 3),
+    });
   });
 });
 
@@ -71,39 +112,72 @@ describe('pick_place', () => {
   const w = H; // each finger touches a face of the 2H-wide cube
 
   it('TCP at the object with open fingers: near only', () => {
-    expect(scoreTask(scene, task, makeState(task, { ee: p }))).toEqual({ success: false, progress: 1 / 5, predicates: firstN('pick_place', 1) });
+    expect(scoreTask(scene, task, makeState(task, { ee: p }))).toEqual({
+      success: false,
+      progress: 1 / 5,
+      predicates: firstN('pick_place', 1),
+    });
   });
   it('hovering well above the object is not near', () => {
     expect(scoreTask(scene, task, makeState(task, { ee: above(p, 0.08) })).progress).toBe(0);
   });
   it('fingers closed onto the object: grasped', () => {
-    expect(scoreTask(scene, task, makeState(task, { ee: p, fingers: [w, w] }))).toEqual({ success: false, progress: 2 / 5, predicates: firstN('pick_place', 2) });
+    expect(scoreTask(scene, task, makeState(task, { ee: p, fingers: [w, w] }))).toEqual({
+      success: false,
+      progress: 2 / 5,
+      predicates: firstN('pick_place', 2),
+    });
     expect(scoreTask(scene, task, makeState(task, { ee: p, fingers: [w - 0.003, w + 0.002] })).progress).toBe(2 / 5);
   });
   it('fingers closed on nothing, or TCP too far from the centre: not grasped', () => {
     expect(scoreTask(scene, task, makeState(task, { ee: p, fingers: [0, 0] })).progress).toBe(1 / 5);
-    expect(scoreTask(scene, task, makeState(task, { ee: [p[0], p[1], p[2] + TOL.holdDist + 0.005], fingers: [w, w] })).progress).toBe(1 / 5);
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: [p[0], p[1], p[2] + TOL.holdDist + 0.005], fingers: [w, w] }))
+        .progress,
+    ).toBe(1 / 5);
   });
   it('grasp width follows the cube yaw relative to the fingers', () => {
     const diag = H * Math.SQRT2;
     const q = yawQuat(Math.PI / 4);
-    expect(scoreTask(scene, task, makeState(task, { ee: p, fingers: [diag, diag], objs: { [red]: { quat: q } } })).predicates.grasped).toBe(true);
-    expect(scoreTask(scene, task, makeState(task, { ee: p, fingers: [w, w], objs: { [red]: { quat: q } } })).predicates.grasped).toBe(false);
-    expect(scoreTask(scene, task, makeState(task, { ee: p, yaw: Math.PI / 4, fingers: [w, w], objs: { [red]: { quat: q } } })).predicates.grasped).toBe(true);
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: p, fingers: [diag, diag], objs: { [red]: { quat: q } } })).predicates
+        .grasped,
+    ).toBe(true);
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: p, fingers: [w, w], objs: { [red]: { quat: q } } })).predicates
+        .grasped,
+    ).toBe(false);
+    expect(
+      scoreTask(
+        scene,
+        task,
+        makeState(task, { ee: p, yaw: Math.PI / 4, fingers: [w, w], objs: { [red]: { quat: q } } }),
+      ).predicates.grasped,
+    ).toBe(true);
   });
   it('lifted, then carried over the zone', () => {
     const up = above(p, 0.05);
-    expect(scoreTask(scene, task, makeState(task, { ee: up, fingers: [w, w], objs: { [red]: { pos: up } } }))).toEqual({ success: false, progress: 3 / 5, predicates: firstN('pick_place', 3) });
+    expect(scoreTask(scene, task, makeState(task, { ee: up, fingers: [w, w], objs: { [red]: { pos: up } } }))).toEqual({
+      success: false,
+      progress: 3 / 5,
+      predicates: firstN('pick_place', 3),
+    });
     const over: Vec3 = [zc[0], zc[1], 0.1];
-    expect(scoreTask(scene, task, makeState(task, { ee: over, fingers: [w, w], objs: { [red]: { pos: over } } }))).toEqual({ success: false, progress: 4 / 5, predicates: firstN('pick_place', 4) });
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: over, fingers: [w, w], objs: { [red]: { pos: over } } })),
+    ).toEqual({ success: false, progress: 4 / 5, predicates: firstN('pick_place', 4) });
   });
   it('set down in the zone but still held: not yet placed', () => {
     const down: Vec3 = [zc[0], zc[1], H];
-    expect(scoreTask(scene, task, makeState(task, { ee: down, fingers: [w, w], objs: { [red]: { pos: down } } }))).toEqual({ success: false, progress: 4 / 5, predicates: firstN('pick_place', 4) });
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: down, fingers: [w, w], objs: { [red]: { pos: down } } })),
+    ).toEqual({ success: false, progress: 4 / 5, predicates: firstN('pick_place', 4) });
   });
   it('released in the zone: success, also with the TCP still between the open fingers', () => {
     const down: Vec3 = [zc[0], zc[1], H];
-    expect(scoreTask(scene, task, makeState(task, { ee: down, fingers: [OPEN, OPEN], objs: { [red]: { pos: down } } }))).toEqual({ success: true, progress: 1, predicates: firstN('pick_place', 5) });
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: down, fingers: [OPEN, OPEN], objs: { [red]: { pos: down } } })),
+    ).toEqual({ success: true, progress: 1, predicates: firstN('pick_place', 5) });
   });
   it('dropped outside the zone: back to nothing', () => {
     expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [0, 0, H] } } })).progress).toBe(0);
@@ -116,23 +190,45 @@ describe('stack', () => {
   const onTop: Vec3 = [g[0] + 0.005, g[1] - 0.004, g[2] + 2 * H];
 
   it('resting on the target cube, released: success', () => {
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: onTop, quat: yawQuat(0.3) } } }))).toEqual({ success: true, progress: 1, predicates: firstN('stack', 5) });
+    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: onTop, quat: yawQuat(0.3) } } }))).toEqual({
+      success: true,
+      progress: 1,
+      predicates: firstN('stack', 5),
+    });
   });
   it('held on top of the target: above_target only', () => {
-    expect(scoreTask(scene, task, makeState(task, { ee: onTop, fingers: [H, H], objs: { [red]: { pos: onTop } } }))).toEqual({ success: false, progress: 4 / 5, predicates: firstN('stack', 4) });
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: onTop, fingers: [H, H], objs: { [red]: { pos: onTop } } })),
+    ).toEqual({ success: false, progress: 4 / 5, predicates: firstN('stack', 4) });
   });
   it('too far off-centre, too high, or on a target that is not on the table: no success', () => {
     const off: Vec3 = [g[0] + 1.2 * H, g[1], onTop[2]];
     expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: off } } })).success).toBe(false);
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: above(onTop, TOL.stackZ + 0.005) } } })).success).toBe(false);
+    expect(
+      scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: above(onTop, TOL.stackZ + 0.005) } } })).success,
+    ).toBe(false);
     const lifted = above(g, 0.05);
-    expect(scoreTask(scene, task, makeState(task, { objs: { [green]: { pos: lifted }, [red]: { pos: above(lifted, 2 * H) } } })).success).toBe(false);
+    expect(
+      scoreTask(
+        scene,
+        task,
+        makeState(task, { objs: { [green]: { pos: lifted }, [red]: { pos: above(lifted, 2 * H) } } }),
+      ).success,
+    ).toBe(false);
   });
   it('the target cube resting on a side face is still a base', () => {
-    expect(scoreTask(scene, task, makeState(task, { objs: { [green]: { quat: tiltX(Math.PI / 2) }, [red]: { pos: onTop } } })).success).toBe(true);
+    expect(
+      scoreTask(
+        scene,
+        task,
+        makeState(task, { objs: { [green]: { quat: tiltX(Math.PI / 2) }, [red]: { pos: onTop } } }),
+      ).success,
+    ).toBe(true);
   });
   it('resting beside the target on the table: nothing', () => {
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [g[0] + 0.05, g[1], H] } } })).progress).toBe(0);
+    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [g[0] + 0.05, g[1], H] } } })).progress).toBe(
+      0,
+    );
   });
 });
 
@@ -142,20 +238,37 @@ describe('put_in_bin', () => {
   const inside: Vec3 = [bc[0] + 0.01, bc[1] - 0.01, H + 0.001];
 
   it('inside the bin, released: success', () => {
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: inside } } }))).toEqual({ success: true, progress: 1, predicates: firstN('put_in_bin', 5) });
+    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: inside } } }))).toEqual({
+      success: true,
+      progress: 1,
+      predicates: firstN('put_in_bin', 5),
+    });
   });
   it('tilted against a wall inside the bin still counts', () => {
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [inside[0], inside[1], 0.027], quat: tiltX(0.5) } } })).success).toBe(true);
+    expect(
+      scoreTask(
+        scene,
+        task,
+        makeState(task, { objs: { [red]: { pos: [inside[0], inside[1], 0.027], quat: tiltX(0.5) } } }),
+      ).success,
+    ).toBe(true);
   });
   it('held over the bin: above_target', () => {
     const over: Vec3 = [bc[0], bc[1], bin.height + 0.04];
-    expect(scoreTask(scene, task, makeState(task, { ee: over, fingers: [H, H], objs: { [red]: { pos: over } } }))).toEqual({ success: false, progress: 4 / 5, predicates: firstN('put_in_bin', 4) });
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: over, fingers: [H, H], objs: { [red]: { pos: over } } })),
+    ).toEqual({ success: false, progress: 4 / 5, predicates: firstN('put_in_bin', 4) });
   });
   it('above the rim, or on the wall, or held inside: no success', () => {
-    expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [bc[0], bc[1], bin.height + 0.01] } } })).success).toBe(false);
+    expect(
+      scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: [bc[0], bc[1], bin.height + 0.01] } } })).success,
+    ).toBe(false);
     const onWall: Vec3 = [bc[0] + bin.halfSize[0] + bin.wallThickness / 2, bc[1], bin.height + H];
     expect(scoreTask(scene, task, makeState(task, { objs: { [red]: { pos: onWall } } })).progress).toBe(0);
-    expect(scoreTask(scene, task, makeState(task, { ee: inside, fingers: [H, H], objs: { [red]: { pos: inside } } })).success).toBe(false);
+    expect(
+      scoreTask(scene, task, makeState(task, { ee: inside, fingers: [H, H], objs: { [red]: { pos: inside } } }))
+        .success,
+    ).toBe(false);
   });
 });
 

@@ -50,7 +50,10 @@ describe('group advantages', () => {
     const vars = [0, 0.1, 0.2, 0.3];
     const off = new Advantages().group([0, 0.5, 1, 0.5], { rewardVars: vars });
     expect(off.weights).toEqual([1, 1, 1, 1]);
-    const on = new Advantages({ ensemble: { enabled: true } }).group([0, 0.5, 1, 0.5], { rewardVars: vars, groupWeight: 3 });
+    const on = new Advantages({ ensemble: { enabled: true } }).group([0, 0.5, 1, 0.5], {
+      rewardVars: vars,
+      groupWeight: 3,
+    });
     [-A * 3 * (105 / 62), 0, A * 3 * (45 / 62), 0].forEach((a, i) => expect(on.advantages[i]).toBeCloseTo(a, 9));
     // The ungraded member's variance is left out: [0, ·, 0.2] → v̄ = 0.1, w ∝ 1/0.1 : 1/0.3 = [1.5, 0.5].
     const part = new Advantages({ ensemble: { enabled: true } }).group([1, null, 0], { rewardVars: [0, 9, 0.2] });
@@ -75,8 +78,18 @@ describe('group advantages', () => {
     a.group([0, 0.25, 1], { rewardVars: [0.01, 0.02, 0.03] });
     const b = Advantages.fromState(JSON.parse(JSON.stringify(a.toState())));
     expect(b.toState()).toEqual(a.toState());
-    const next: [(number | null)[], number[]][] = [[[0.1, 0.9, 0.4], [0.05, 0, 0.2]], [[0.5, 0.5, 0.5], [0, 0, 0]]];
-    for (const [r, v] of next) expect(b.group(r, { rewardVars: v, groupWeight: 1.5 })).toEqual(a.group(r, { rewardVars: v, groupWeight: 1.5 }));
+    const next: [(number | null)[], number[]][] = [
+      [
+        [0.1, 0.9, 0.4],
+        [0.05, 0, 0.2],
+      ],
+      [
+        [0.5, 0.5, 0.5],
+        [0, 0, 0],
+      ],
+    ];
+    for (const [r, v] of next)
+      expect(b.group(r, { rewardVars: v, groupWeight: 1.5 })).toEqual(a.group(r, { rewardVars: v, groupWeight: 1.5 }));
     expect(b.report()).toEqual({ groups: 4, zeroVarianceGroups: 2 });
     expect(() => Advantages.fromState({ ...a.toState(), zeroVarianceGroups: 99 })).toThrow(InputError);
   });

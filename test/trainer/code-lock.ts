@@ -16,12 +16,18 @@ export class DistortedEnv implements Env, Branchable {
   readonly spec;
   private readonly keys: number[];
   private readonly steps: number[];
-  constructor(private readonly inner: CodeLockEnv, private readonly distort: (p: number) => number, private readonly noise: number | ((p: number, key: number) => number)) {
+  constructor(
+    private readonly inner: CodeLockEnv,
+    private readonly distort: (p: number) => number,
+    private readonly noise: number | ((p: number, key: number) => number),
+  ) {
     this.spec = inner.spec;
     this.keys = new Array(inner.numEnvs).fill(-1); // slots never reset still step (idle), unrecorded
     this.steps = new Array(inner.numEnvs).fill(0);
   }
-  get numEnvs() { return this.inner.numEnvs; }
+  get numEnvs() {
+    return this.inner.numEnvs;
+  }
   async reset(o: ResetOptions = {}) {
     const out = await this.inner.reset(o);
     for (let i = 0; i < this.numEnvs; i++) {
@@ -45,24 +51,48 @@ export class DistortedEnv implements Env, Branchable {
   }
   async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]) {
     const out = await this.inner.resetFrom(slots, starts);
-    slots.forEach((i, j) => { this.keys[i] = starts[j].key ?? starts[j].seed; this.steps[i] = 0; });
+    slots.forEach((i, j) => {
+      this.keys[i] = starts[j].key ?? starts[j].seed;
+      this.steps[i] = 0;
+    });
     return { ...out, info: { ...out.info, source: 'world-model' as const } };
   }
-  close() { this.inner.close(); }
+  close() {
+    this.inner.close();
+  }
 }
 
 /** The code lock's branching: a row is [digits entered, steps taken]. */
 const branching: Branching = { progress: (_seed, row) => row[0] / CodeLockEnv.LENGTH };
 
-export function setup(distort = (p: number) => p, noise: number | ((p: number, key: number) => number) = 0, branch = true): TrainSetup {
+export function setup(
+  distort = (p: number) => p,
+  noise: number | ((p: number, key: number) => number) = 0,
+  branch = true,
+): TrainSetup {
   const probe = new CodeLockEnv(1);
   const tok = WordTokenizer.fromCorpus(['enter 0 1 2 3 4 5'], { maxLength: 6 });
-  const config = vlaConfigFromSpec(probe.spec, tok.config, { conv: [{ out: 4, k: 3, stride: 2, pad: 1 }], imageFeatures: 16, embedDim: 8, proprioHidden: 4, trunk: [32] });
+  const config = vlaConfigFromSpec(probe.spec, tok.config, {
+    conv: [{ out: 4, k: 3, stride: 2, pad: 1 }],
+    imageFeatures: 16,
+    embedDim: 8,
+    proprioHidden: 4,
+    trunk: [32],
+  });
   const g = new Graph();
   vlaForwardBuilder(config)(g);
   return {
-    tasks: [{ id: 'toy/code-lock', makeReal: async (n) => new CodeLockEnv(n), makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise), branching: branch ? branching : undefined, trainSeed: (k) => k, evalSeed: (k) => 2_000_000 + k, trainStarts: 1_000_000 }],
+    tasks: [
+      {
+        id: 'toy/code-lock',
+        makeReal: async (n) => new CodeLockEnv(n),
+        makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise),
+        branching: branch ? branching : undefined,
+        trainSeed: (k) => k,
+        evalSeed: (k) => 2_000_000 + k,
+        trainStarts: 1_000_000,
+      },
+    ],
     policy: { config, params: ParamStore.init(g.params, 1), specHash: 'toy' },
   };
 }
-

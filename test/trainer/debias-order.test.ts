@@ -30,14 +30,22 @@ describe('debias, then denoise on the calibrated residual', () => {
     expect(groupsSeen).toBe(1);
     expect(eta2).toBeCloseTo(0, 12);
     // What the swapped order (observe, then add) would have measured: the raw residual.
-    expect(residualScale(group.map((p) => p.rWm), ENV)).toBeCloseTo(0.25, 12);
+    expect(
+      residualScale(
+        group.map((p) => p.rWm),
+        ENV,
+      ),
+    ).toBeCloseTo(0.25, 12);
   });
 
   it('equals adding every pair by hand and then observing the mapped rewards', () => {
     const ref = fresh();
     for (const p of group) ref.add(p.rWm, p.rEnv);
     const expected = new Denoiser();
-    expected.observe(group.map((p) => ref.map(p.rWm)), ENV);
+    expected.observe(
+      group.map((p) => ref.map(p.rWm)),
+      ENV,
+    );
 
     const denoiser = new Denoiser();
     debiasThenDenoise(fresh(), denoiser, [group], true);

@@ -83,7 +83,13 @@ describe('Online Debiasing: the online schedule', () => {
 
   it('evicts the oldest pairs at capacity and fits and reports on the FIFO only', () => {
     const d = new Debiaser({ capacity: 3, warmup: 5, refitEvery: 1 });
-    const pairs = [[0.9, 0.1], [0.8, 0.2], [0.5, 0.5], [0.6, 0.4], [0.7, 0.7]];
+    const pairs = [
+      [0.9, 0.1],
+      [0.8, 0.2],
+      [0.5, 0.5],
+      [0.6, 0.4],
+      [0.7, 0.7],
+    ];
     for (const [w, e] of pairs) d.add(w, e);
     expect(d.toState().wm).toEqual([0.5, 0.6, 0.7]);
     expect(d.toState().env).toEqual([0.5, 0.4, 0.7]);

@@ -6,11 +6,20 @@ import { Denoiser, residualScale } from '../../src/trainer/denoise.ts';
 
 // A group with s² = 0.36: d = [0.2, 0.4, 0.6], s = [0, 0.5, 1]; centred d − centred s =
 // [0.3, 0, −0.3], mean square 0.06; Var(s) = 0.5/3 = 1/6; s² = 0.06 · 6 = 0.36.
-const NOISY: [number[], number[]] = [[0.2, 0.4, 0.6], [0, 0.5, 1]];
+const NOISY: [number[], number[]] = [
+  [0.2, 0.4, 0.6],
+  [0, 0.5, 1],
+];
 // d = s: s² = 0.
-const EXACT: [number[], number[]] = [[0, 1], [0, 1]];
+const EXACT: [number[], number[]] = [
+  [0, 1],
+  [0, 1],
+];
 // d = [0, 1], s = [1, 0]: residuals [−1, 1], mean square 1; Var(s) = 0.25; s² = 4.
-const OPPOSED: [number[], number[]] = [[0, 1], [1, 0]];
+const OPPOSED: [number[], number[]] = [
+  [0, 1],
+  [1, 0],
+];
 const BETA = 2 ** (-1 / 64);
 
 describe('Inverse-Variance Denoising', () => {
@@ -92,11 +101,21 @@ describe('Inverse-Variance Denoising', () => {
   it('debiases first: a world model that is physics plus a monotone distortion has ~zero residual', () => {
     // A map with knots (0.05, 0.2), (0.25, 0.4), (0.45, 0.9): the world model reports f⁻¹(r_env).
     const deb = new Debiaser({ warmup: 3 });
-    for (const [wm, env] of [[0.05, 0.2], [0.25, 0.4], [0.45, 0.9]]) deb.add(wm, env);
+    for (const [wm, env] of [
+      [0.05, 0.2],
+      [0.25, 0.4],
+      [0.45, 0.9],
+    ])
+      deb.add(wm, env);
     const rWm = [0.05, 0.25, 0.45, 0.15];
     const rEnv = [0.2, 0.4, 0.9, 0.3]; // f(0.15) = 0.3 by interpolation
     const dn = new Denoiser();
-    expect(dn.observe(rWm.map((r) => deb.map(r)), rEnv).s2!).toBeCloseTo(0, 12);
+    expect(
+      dn.observe(
+        rWm.map((r) => deb.map(r)),
+        rEnv,
+      ).s2!,
+    ).toBeCloseTo(0, 12);
     // On the raw rewards instead: d − d̄ = [−0.175, 0.025, 0.225, −0.075], s − s̄ = [−0.25, −0.05,
     // 0.45, −0.15]; residual mean square (3·0.075² + 0.225²)/4 = 0.016875; Var(s) = 0.0725.
     expect(residualScale(rWm, rEnv)!).toBeCloseTo(0.016875 / 0.0725, 12);
@@ -108,11 +127,16 @@ describe('Inverse-Variance Denoising', () => {
       const e = rng.uniform();
       fit.add(e * e, e);
     }
-    let debiased = 0, raw = 0;
+    let debiased = 0,
+      raw = 0;
     for (let g = 0; g < 200; g++) {
       const s = Array.from({ length: 8 }, () => rng.uniform());
       const w = s.map((x) => x * x);
-      debiased += residualScale(w.map((x) => fit.map(x)), s)! / 200;
+      debiased +=
+        residualScale(
+          w.map((x) => fit.map(x)),
+          s,
+        )! / 200;
       raw += residualScale(w, s)! / 200;
     }
     // Measured ≈ 0.015 against ≈ 0.068 (what is left is the 10-bin map's interpolation error).

@@ -24,6 +24,9 @@ describe('hybrid-environment loss weights', () => {
     const a = h.weights(0, 100); // share 0.5 * 0.5 + 0.5 * 0 = 0.25
     expect(a.model).toBeCloseTo(1, 12); // only model rows: the mean-1 normalisation gives them 1
     expect(copy.weights(0, 100)).toEqual(a);
-    expect(h.weights(100, 300).anchor).toBeCloseTo(1 / (2 * (0.5 * 0.25 + 0.5 * 0.25)) / ((100 / (2 * 0.25) + 300 / (2 * 0.75)) / 400), 12);
+    expect(h.weights(100, 300).anchor).toBeCloseTo(
+      1 / (2 * (0.5 * 0.25 + 0.5 * 0.25)) / ((100 / (2 * 0.25) + 300 / (2 * 0.75)) / 400),
+      12,
+    );
   });
 });

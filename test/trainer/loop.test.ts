@@ -10,17 +10,34 @@ import { setup } from './code-lock.ts';
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const metrics = (dir: string) => readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+const metrics = (dir: string) =>
+  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, number>);
 
 describe('the WMRL loop on the code lock (known optimum: every digit right)', () => {
   it('real mode: GRPO raises the physics reward', { timeout: 120_000 }, async () => {
-    const cfg = resolveConfig('smoke', { mode: 'real', iterations: 150, groupsPerIteration: 4, groupSize: 8, batch: 64, samplesPerRollout: 6, lr: 1e-2, klCoef: 0, evalEvery: 150, evalEpisodes: 32 });
+    const cfg = resolveConfig('smoke', {
+      mode: 'real',
+      iterations: 150,
+      groupsPerIteration: 4,
+      groupSize: 8,
+      batch: 64,
+      samplesPerRollout: 6,
+      lr: 1e-2,
+      klCoef: 0,
+      evalEvery: 150,
+      evalEpisodes: 32,
+    });
     const dir = join(tmp, 'real');
     await train(setup(), cfg, dir);
     const m = metrics(dir);
     const early = m.slice(0, 5).reduce((s, x) => s + x['reward/anchor'], 0) / 5;
     const late = m.slice(-5).reduce((s, x) => s + x['reward/anchor'], 0) / 5;
-    console.log(`code lock, real mode: reward ${early.toFixed(3)} (first 5 iterations) -> ${late.toFixed(3)} (last 5); held-out success ${m.at(-1)!['eval/success']}`);
+    console.log(
+      `code lock, real mode: reward ${early.toFixed(3)} (first 5 iterations) -> ${late.toFixed(3)} (last 5); held-out success ${m.at(-1)!['eval/success']}`,
+    );
     expect(late).toBeGreaterThan(early + 0.1);
   });
 });
@@ -28,41 +45,77 @@ describe('the WMRL loop on the code lock (known optimum: every digit right)', ()
 describe('the WMRL loop with a biased, noisy "world model" (the true env, progress p reported as p^2 + noise)', () => {
   const distort = (p: number) => p * p;
   const run = async (mode: 'mix' | 'wmrl', name: string) => {
-    const cfg = resolveConfig('smoke', { mode, iterations: 120, groupsPerIteration: 4, groupSize: 8, batch: 64, samplesPerRollout: 6, lr: 1e-2, klCoef: 0, minAnchors: 1, debias: { warmup: 64, refitEvery: 32 } });
+    const cfg = resolveConfig('smoke', {
+      mode,
+      iterations: 120,
+      groupsPerIteration: 4,
+      groupSize: 8,
+      batch: 64,
+      samplesPerRollout: 6,
+      lr: 1e-2,
+      klCoef: 0,
+      minAnchors: 1,
+      debias: { warmup: 64, refitEvery: 32 },
+    });
     const dir = join(tmp, name);
     await train(setup(distort, 0.5), cfg, dir);
     return metrics(dir);
   };
 
-  it('the debiaser learns the bias online (bias after the map near zero) and wmrl is not worse than mix', { timeout: 120_000 }, async () => {
+  it('the debiaser learns the bias online (bias after the map near zero) and wmrl is not worse than mix', {
+    timeout: 120_000,
+  }, async () => {
     const mix = await run('mix', 'mix');
     const wmrl = await run('wmrl', 'wmrl');
     const last = (m: Record<string, number>[], k: string) => m.slice(-10).reduce((s, x) => s + x[k], 0) / 10;
     const end = wmrl.at(-1)!;
-    console.log(`p^2 + noise world model: bias before ${end['debias/bias_before'].toFixed(3)}, after ${end['debias/bias_after'].toFixed(3)} (${end['debias/pairs']} pairs); w ${end['denoise/w'].toFixed(2)}; anchor reward over the last 10 iterations: mix ${last(mix, 'reward/anchor').toFixed(3)}, wmrl ${last(wmrl, 'reward/anchor').toFixed(3)}`);
+    console.log(
+      `p^2 + noise world model: bias before ${end['debias/bias_before'].toFixed(3)}, after ${end['debias/bias_after'].toFixed(3)} (${end['debias/pairs']} pairs); w ${end['denoise/w'].toFixed(2)}; anchor reward over the last 10 iterations: mix ${last(mix, 'reward/anchor').toFixed(3)}, wmrl ${last(wmrl, 'reward/anchor').toFixed(3)}`,
+    );
     expect(end['debias/pairs']).toBe(120 * 8);
     expect(Math.abs(end['debias/bias_after'])).toBeLessThan(0.01);
     expect(Math.abs(end['debias/bias_after'])).toBeLessThan(Math.abs(end['debias/bias_before']) / 2);
     expect(last(wmrl, 'reward/anchor')).toBeGreaterThanOrEqual(last(mix, 'reward/anchor') - 0.02);
   });
 
-  it('a world model that gets noisier after the denoiser froze its scale: w rises above its target toward the clip', { timeout: 120_000 }, async () => {
+  it('a world model that gets noisier after the denoiser froze its scale: w rises above its target toward the clip', {
+    timeout: 120_000,
+  }, async () => {
     // noise width 0 for rollout keys below 1280 (iteration 40), then rising to 3 by iteration 80
     const noise = (_p: number, key: number) => 3 * Math.min(1, Math.max(0, key - 1280) / 1280);
-    const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 100, groupsPerIteration: 4, groupSize: 8, batch: 64, samplesPerRollout: 6, lr: 1e-2, klCoef: 0, denoise: { freezeAfter: 8 } });
+    const cfg = resolveConfig('smoke', {
+      mode: 'wmrl',
+      iterations: 100,
+      groupsPerIteration: 4,
+      groupSize: 8,
+      batch: 64,
+      samplesPerRollout: 6,
+      lr: 1e-2,
+      klCoef: 0,
+      denoise: { freezeAfter: 8 },
+    });
     const dir = join(tmp, 'drift');
     await train(setup(distort, noise), cfg, dir);
     const m = metrics(dir);
     const w = (it: number) => m[it - 1]['denoise/w'];
-    console.log(`drifting world model: w ${w(30).toFixed(2)} (iteration 30), ${w(50).toFixed(2)} (50), ${w(100).toFixed(2)} (100)`);
+    console.log(
+      `drifting world model: w ${w(30).toFixed(2)} (iteration 30), ${w(50).toFixed(2)} (50), ${w(100).toFixed(2)} (100)`,
+    );
     expect(w(50)).toBeLessThan(2.2); // frozen while the model was quiet: w near its target 2
     expect(w(100)).toBeGreaterThan(1.3 * w(50));
   });
 });
 
 describe('resume', () => {
-  it('stopping after k iterations and resuming gives the metrics of an uninterrupted run (time fields aside)', { timeout: 60_000 }, async () => {
-    const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 6, checkpointEvery: 2, debias: { warmup: 8, refitEvery: 4 } });
+  it('stopping after k iterations and resuming gives the metrics of an uninterrupted run (time fields aside)', {
+    timeout: 60_000,
+  }, async () => {
+    const cfg = resolveConfig('smoke', {
+      mode: 'wmrl',
+      iterations: 6,
+      checkpointEvery: 2,
+      debias: { warmup: 8, refitEvery: 4 },
+    });
     const whole = join(tmp, 'whole');
     await train(setup(distort2, 0.2), cfg, whole);
     const cut = join(tmp, 'cut');
@@ -70,12 +123,14 @@ describe('resume', () => {
     await train(setup(distort2, 0.2), cfg, cut, { shouldStop: () => ++n >= 3 }); // stops after iteration 3 (no checkpoint due)
     expect(metrics(cut).length).toBe(3);
     await train(setup(distort2, 0.2), cfg, cut, { resume: true });
-    const strip = (m: Record<string, number>[]) => m.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
+    const strip = (m: Record<string, number>[]) =>
+      m.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
     expect(strip(metrics(cut))).toEqual(strip(metrics(whole)));
   });
 
   it('results do not depend on the number of env slots', { timeout: 60_000 }, async () => {
-    const strip = (m: Record<string, number>[]) => m.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
+    const strip = (m: Record<string, number>[]) =>
+      m.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
     const at = async (numEnvs: number) => {
       const dir = join(tmp, `slots${numEnvs}`);
       await train(setup(distort2, 0.2), resolveConfig('smoke', { mode: 'wmrl', iterations: 3, numEnvs }), dir);
@@ -93,7 +148,9 @@ describe('resume', () => {
     ck.info.pool[0].row = 'none';
     delete ck.info.totals.refreshes;
     writeFileSync(path, JSON.stringify(ck));
-    const error = await train(setup(distort2, 0.2), { ...cfg, iterations: 3 }, dir, { resume: true }).catch((e: Error) => e);
+    const error = await train(setup(distort2, 0.2), { ...cfg, iterations: 3 }, dir, { resume: true }).catch(
+      (e: Error) => e,
+    );
     expect(error).toBeInstanceOf(InputError);
     expect(String(error)).toMatch(/checkpoint\.json info: \$\.totals\.refreshes: /);
     expect(String(error)).toMatch(/checkpoint\.json info: \$\.pool\[0\]\.row: /);
@@ -116,7 +173,10 @@ describe('rollout groups', () => {
     const { runGroups } = await import('../../src/trainer/index.ts');
     const sampler = await PolicySampler.create(s.policy.config, s.policy.params);
     const env = new CodeLockEnv(3);
-    const [group] = await runGroups(env, sampler, [{ kind: 'anchor', task: 0, start: 42, keys: [0, 1, 2, 3, 4, 5] }], { seed: 0, samplesPerRollout: 6 });
+    const [group] = await runGroups(env, sampler, [{ kind: 'anchor', task: 0, start: 42, keys: [0, 1, 2, 3, 4, 5] }], {
+      seed: 0,
+      samplesPerRollout: 6,
+    });
     const first = group.map((r) => r.samples[0].obs);
     for (const o of first.slice(1)) expect(o).toEqual(first[0]);
     expect(new Set(group.map((r) => Array.from(r.actions).join())).size).toBeGreaterThan(1);

@@ -77,7 +77,9 @@ describe('PPO-clipped loss with k3 KL and entropy', () => {
     const adv = [0.5, 1, -0.8, -1.5, -0.6, 1.2, 0.7];
     const weight = [1, 0.5, 1.5, 1, 2, 1, 0];
     const rng = new Rng(3, 1);
-    rows.forEach((r, i) => Object.assign(r, { advantage: adv[i], weight: weight[i], refLogp: logp[i] + rng.range(-0.5, 0.5) }));
+    rows.forEach((r, i) =>
+      Object.assign(r, { advantage: adv[i], weight: weight[i], refLogp: logp[i] + rng.range(-0.5, 0.5) }),
+    );
     const feeds = ppoFeeds(cfg, TOKENIZER, rows, B, coef, 'float64');
     // the value against the formula, computed here from the graph's log-probs and entropy
     const ev = await evaluate(cfg, B, feeds, params);

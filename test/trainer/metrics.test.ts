@@ -8,15 +8,35 @@ import { setup } from './code-lock.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-metrics-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('the metrics line schema', () => {
   const rows: Record<string, unknown>[] = [];
   const seen: TrainMetrics[] = [];
 
-  it('every line the trainer writes parses (evaluation, fidelity and refresh-free lines alike) and equals what onIteration got', { timeout: 60_000 }, async () => {
-    const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 2, evalEvery: 1, evalEpisodes: 2, fidelityEvery: 2, fidelityHorizons: [2], horizon: 3, branchEvery: 2 });
-    await train(setup((p) => 0.8 * p, 0.2), cfg, join(tmp, 'run'), { onIteration: (m) => seen.push(m) });
+  it('every line the trainer writes parses (evaluation, fidelity and refresh-free lines alike) and equals what onIteration got', {
+    timeout: 60_000,
+  }, async () => {
+    const cfg = resolveConfig('smoke', {
+      mode: 'wmrl',
+      iterations: 2,
+      evalEvery: 1,
+      evalEpisodes: 2,
+      fidelityEvery: 2,
+      fidelityHorizons: [2],
+      horizon: 3,
+      branchEvery: 2,
+    });
+    await train(
+      setup((p) => 0.8 * p, 0.2),
+      cfg,
+      join(tmp, 'run'),
+      { onIteration: (m) => seen.push(m) },
+    );
     rows.push(...lines(join(tmp, 'run', 'metrics.jsonl')));
     expect(rows).toHaveLength(2);
     for (const row of rows) expect(TrainMetricsSchema.safeParse(row).error).toBeUndefined();
@@ -45,6 +65,8 @@ describe('the metrics line schema', () => {
     const m = TrainMetricsSchema.parse(rows[0]);
     // @ts-expect-error 'reward/world_model' is not a metric (the file says reward/wm)
     expect(m['reward/world_model']).toBeUndefined();
-    expect(trainSeconds(m)).toBe(m['time/physics_s'] + m['time/world_model_s'] + m['time/training_s'] + m['time/refresh_s']);
+    expect(trainSeconds(m)).toBe(
+      m['time/physics_s'] + m['time/world_model_s'] + m['time/training_s'] + m['time/refresh_s'],
+    );
   });
 });

@@ -29,12 +29,16 @@ async function sampled(cfg: VlaConfig, params: ParamStore, n: number, seed: numb
   }));
 }
 
-const sameBits = (a: ParamStore, b: ParamStore): boolean => a.names.every((n) => Buffer.from(a.get(n).buffer).equals(Buffer.from(b.get(n).buffer)));
+const sameBits = (a: ParamStore, b: ParamStore): boolean =>
+  a.names.every((n) => Buffer.from(a.get(n).buffer).equals(Buffer.from(b.get(n).buffer)));
 
 describe('PolicyTrainer', () => {
   it.each([
     ['attention pooling, silu', tinyConfig({ imageSize: [16, 16] })],
-    ['FiLM, keypoints, relu (like the base VLA)', tinyConfig({ imageSize: [16, 16], film: 2, keypoints: 'replace', act: 'relu' })],
+    [
+      'FiLM, keypoints, relu (like the base VLA)',
+      tinyConfig({ imageSize: [16, 16], film: 2, keypoints: 'replace', act: 'relu' }),
+    ],
   ])('trainer and sampler log-probs of the sampled tokens agree within 1e-5 (%s)', async (what, cfg) => {
     const params = initParams(cfg, 1);
     const B = 16;
@@ -42,7 +46,9 @@ describe('PolicyTrainer', () => {
     const trainer = await PolicyTrainer.create(cfg, params, { batch: B, lr: 1e-2 });
     const gap = await trainer.logpGap(rows);
     const r = await trainer.step(rows.map((s, i) => ({ ...s, advantage: i % 2 ? 1 : -1 })));
-    console.log(`${what}: log-prob gap vs PolicySampler: logpGap ${gap.toExponential(2)}, in the step ${r.logpGap.toExponential(2)} (${B} rows)`);
+    console.log(
+      `${what}: log-prob gap vs PolicySampler: logpGap ${gap.toExponential(2)}, in the step ${r.logpGap.toExponential(2)} (${B} rows)`,
+    );
     expect(gap).toBeLessThan(1e-5);
     expect(r.logpGap).toBeLessThan(1e-5);
     // after the update, a sampler rebuilt from the new weights agrees again
@@ -73,7 +79,11 @@ describe('PolicyTrainer', () => {
   it('padding rows (weight 0) change nothing: bit-identical updates whatever they hold', async () => {
     const cfg = tinyConfig();
     const params = initParams(cfg, 6);
-    const rows = (await sampled(cfg, params, 6, 7)).map((s, i) => ({ ...s, advantage: i % 3 - 1, refLogp: s.behaviourLogp - 0.1 }));
+    const rows = (await sampled(cfg, params, 6, 7)).map((s, i) => ({
+      ...s,
+      advantage: (i % 3) - 1,
+      refLogp: s.behaviourLogp - 0.1,
+    }));
     const run = async (batch: number, data: PolicySample[]) => {
       const t = await PolicyTrainer.create(cfg, params, { batch, lr: 1e-2 });
       const r = await t.step(data);
@@ -82,7 +92,10 @@ describe('PolicyTrainer', () => {
       return { r, p };
     };
     const padded = await run(6, rows.slice(0, 4));
-    const garbage = await run(6, [...rows.slice(0, 4), ...rows.slice(4).map((s) => ({ ...s, advantage: 9, weight: 0 }))]);
+    const garbage = await run(6, [
+      ...rows.slice(0, 4),
+      ...rows.slice(4).map((s) => ({ ...s, advantage: 9, weight: 0 })),
+    ]);
     expect(garbage.r.loss).toBe(padded.r.loss);
     expect(garbage.r.gradNorm).toBe(padded.r.gradNorm);
     expect(sameBits(garbage.p, padded.p)).toBe(true);
@@ -105,11 +118,15 @@ describe('PolicyTrainer', () => {
     const other = await PolicySampler.create(cfg, initParams(cfg, 99));
     const f = await other.forward(randomObs(cfg, 5, 9), 5);
     await other.close();
-    const refLogp = rows.map((s, i) => cfg.actions.reduce((sum, a) => sum + f.logp[a.name][i * a.n + s.tokens[a.name]], 0));
+    const refLogp = rows.map((s, i) =>
+      cfg.actions.reduce((sum, a) => sum + f.logp[a.name][i * a.n + s.tokens[a.name]], 0),
+    );
     const vsOther = await trainer.step(rows.map((s, i) => ({ ...s, refLogp: refLogp[i] })));
     console.log(`KL to itself ${self.kl}, to another policy ${vsOther.kl.toExponential(3)}`);
     expect(vsOther.kl).toBeGreaterThan(1e-4);
-    await expect(trainer.step([{ ...rows[0], tokens: { ...rows[0].tokens, dx: 7 } }])).rejects.toThrow(/row 0 tokens\.dx = 7/);
+    await expect(trainer.step([{ ...rows[0], tokens: { ...rows[0].tokens, dx: 7 } }])).rejects.toThrow(
+      /row 0 tokens\.dx = 7/,
+    );
     await expect(trainer.step([rows[0], { ...rows[1], weight: -1 }])).rejects.toThrow(/row 1 weight/);
     await expect(trainer.step(Array(6).fill(rows[0]))).rejects.toThrow(/6 rows for a batch of 5/);
     await trainer.close();

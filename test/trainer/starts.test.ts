@@ -16,7 +16,10 @@ describe('start selection', () => {
     const s = new StartSelector({ mode: 'uncertain', pool: 4, floor: 0 }, 1);
     const rng = new Rng(1);
     const seen = new Map<number, number>();
-    for (let k = 0; k < 400; k++) { const x = s.drawStart(rng, 0, RANGE); seen.set(x, (seen.get(x) ?? 0) + 1); }
+    for (let k = 0; k < 400; k++) {
+      const x = s.drawStart(rng, 0, RANGE);
+      seen.set(x, (seen.get(x) ?? 0) + 1);
+    }
     const [p0, p1, p2] = [...seen.keys()].sort((a, b) => a - b);
     expect(seen.size).toBe(4);
     s.observe(0, p0, RANGE, 80, 80); // settled: solved
@@ -35,9 +38,15 @@ describe('start selection', () => {
     expect(after.get(p2)!).toBeGreaterThan(10 * (after.get(p1) ?? 0));
   });
 
-  it('uncertain: branch points where the anchor\'s Φ moved are preferred', () => {
+  it("uncertain: branch points where the anchor's Φ moved are preferred", () => {
     const s = new StartSelector({ mode: 'uncertain', still: 0 }, 1);
-    const pool: BranchPoint[] = Array.from({ length: 10 }, (_, k) => ({ task: 0, seed: 1, elapsed: k, row: [k], moved: k === 7 }));
+    const pool: BranchPoint[] = Array.from({ length: 10 }, (_, k) => ({
+      task: 0,
+      seed: 1,
+      elapsed: k,
+      row: [k],
+      moved: k === 7,
+    }));
     const rng = new Rng(4);
     for (let k = 0; k < 50; k++) expect(s.drawPoint(rng, pool).elapsed).toBe(7);
   });

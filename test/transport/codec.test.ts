@@ -4,7 +4,16 @@ import { InputError } from '../../src/core/errors.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { ParamStore } from '../../src/nn/params.ts';
 import type { Rollout } from '../../src/trainer/rollouts.ts';
-import { JOB_FORMAT, JobSchema, type RolloutJob, decodeJson, decodePolicy, decodeResult, decodeValue, encodeJson } from '../../src/transport/codec.ts';
+import {
+  JOB_FORMAT,
+  JobSchema,
+  type RolloutJob,
+  decodeJson,
+  decodePolicy,
+  decodeResult,
+  decodeValue,
+  encodeJson,
+} from '../../src/transport/codec.ts';
 import { encodePolicy, encodeResult, encodeValue, jobId, parsePayload } from '../../src/transport/codec.ts';
 import { setup } from '../trainer/code-lock.ts';
 
@@ -21,7 +30,10 @@ describe('encodeValue / decodeValue', () => {
       f64: f64.subarray(2, 5), // byteOffset 16
       i32: Int32Array.from([-1, 2 ** 31 - 1, -(2 ** 31), 0]),
       u8: new Uint8Array(buf, 3, 7),
-      list: [{ deep: [Float32Array.from([0.1, -0, 3.4e38])] }, Int32Array.from([7])] as [{ deep: Float32Array[] }, Int32Array],
+      list: [{ deep: [Float32Array.from([0.1, -0, 3.4e38])] }, Int32Array.from([7])] as [
+        { deep: Float32Array[] },
+        Int32Array,
+      ],
     };
     const out = roundTrip(value);
     for (const k of ['f32', 'f64', 'i32', 'u8'] as const) expect(out[k].constructor, k).toBe(value[k].constructor);
@@ -77,7 +89,9 @@ describe('encodeValue / decodeValue', () => {
       return out;
     };
     expect((decodeValue(payload({ $a: 'i32', at: 0, bytes: 8 }, 8)) as Int32Array).length).toBe(2);
-    expect(() => decodeValue(payload({ $a: 'f32', at: 0, bytes: 6 }, 8))).toThrow(/Float32Array of 6 bytes at 0 does not fit/);
+    expect(() => decodeValue(payload({ $a: 'f32', at: 0, bytes: 6 }, 8))).toThrow(
+      /Float32Array of 6 bytes at 0 does not fit/,
+    );
     expect(() => decodeValue(payload({ $a: 'f64', at: 0, bytes: 16 }, 8))).toThrow(InputError);
     expect(() => decodeValue(payload({ $a: 'u8', at: 4, bytes: 1 }, 8))).toThrow(/does not fit/); // unaligned
     expect(() => decodeValue(payload({ $a: 'u8', at: -8, bytes: 1 }, 8))).toThrow(/does not fit/);
@@ -86,11 +100,17 @@ describe('encodeValue / decodeValue', () => {
     cut.writeUInt32LE(1000, 4);
     expect(() => decodeValue(cut)).toThrow(/1000-byte header/);
     // only our own tags: inherited names are plain objects
-    expect(decodeValue(payload({ $a: 'constructor', at: 0, bytes: 0 }))).toEqual({ $a: 'constructor', at: 0, bytes: 0 });
+    expect(decodeValue(payload({ $a: 'constructor', at: 0, bytes: 0 }))).toEqual({
+      $a: 'constructor',
+      at: 0,
+      bytes: 0,
+    });
   });
 
   it('keeps -0, NaN and Infinity in JSON job payloads too (encodeJson / decodeJson)', () => {
-    const out = decodeJson(JSON.stringify(JSON.parse(encodeJson({ row: [-0, 1.5, NaN, -Infinity] })))) as { row: number[] };
+    const out = decodeJson(JSON.stringify(JSON.parse(encodeJson({ row: [-0, 1.5, NaN, -Infinity] })))) as {
+      row: number[];
+    };
     expect(Object.is(out.row[0], -0)).toBe(true);
     expect(out.row.slice(1)).toEqual([1.5, NaN, -Infinity]);
     expect(JSON.stringify({ row: [-0] })).toBe('{"row":[0]}'); // what plain JSON would have done
@@ -99,7 +119,13 @@ describe('encodeValue / decodeValue', () => {
 
 describe('jobs', () => {
   const job: RolloutJob = {
-    format: JOB_FORMAT, run: '00112233445566aa', build: '0123456789abcdef', task: { family: 'toy' }, policy: 'ab'.repeat(32), seed: 5, samplesPerRollout: 2,
+    format: JOB_FORMAT,
+    run: '00112233445566aa',
+    build: '0123456789abcdef',
+    task: { family: 'toy' },
+    policy: 'ab'.repeat(32),
+    seed: 5,
+    samplesPerRollout: 2,
     group: { kind: 'anchor', task: 0, start: 100, startIndex: 0, keys: [8, 9, 10] },
   };
 
@@ -111,7 +137,9 @@ describe('jobs', () => {
     const bad = { ...job, group: { ...job.group, keys: [8, -1] } };
     expect(() => parsePayload(encodeValue(bad), JobSchema, 'job')).toThrow(InputError);
     expect(() => parsePayload(encodeValue(bad), JobSchema, 'job')).toThrow(/^job: \$\.group\.keys\[1\]: /);
-    expect(() => parsePayload(encodeValue({ ...job, policy: 'xyz' }), JobSchema, 'job')).toThrow(/\$\.policy: a sha256 hex digest/);
+    expect(() => parsePayload(encodeValue({ ...job, policy: 'xyz' }), JobSchema, 'job')).toThrow(
+      /\$\.policy: a sha256 hex digest/,
+    );
     expect(() => parsePayload(encodeValue({ ...job, extra: 1 }), JobSchema, 'job')).toThrow(InputError);
     expect(() => parsePayload(Buffer.from('{not json'), JobSchema, 'job')).toThrow(/^job: not a payload/);
   });
@@ -122,7 +150,9 @@ describe('jobs', () => {
     const model = { ...job, worldModel: 'ef'.repeat(32), group: { ...job.group, kind: 'model' as const } };
     expect(jobId(model)).toBe(`00112233445566aa-${'ab'.repeat(8)}-${'ef'.repeat(8)}-8`);
     expect(parsePayload(encodeValue(model), JobSchema, 'job')).toEqual(model);
-    expect(() => parsePayload(encodeValue({ ...model, worldModel: undefined }), JobSchema, 'job')).toThrow(/\$\.worldModel: world-model groups/);
+    expect(() => parsePayload(encodeValue({ ...model, worldModel: undefined }), JobSchema, 'job')).toThrow(
+      /\$\.worldModel: world-model groups/,
+    );
     expect(jobId({ ...job, policy: 'cd'.repeat(32) })).not.toBe(jobId(job));
     expect(jobId({ ...job, group: { ...job.group, keys: [11, 9, 10] } })).not.toBe(jobId(job));
   });
@@ -175,8 +205,15 @@ describe('policy versions', () => {
 
 describe('results', () => {
   const rollout = (key: number): Rollout => ({
-    key, seed: 3, reward: 0.5, rewardVar: 0, success: false, length: 2, actions: Int32Array.from([1, 2]),
-    states: Float32Array.from([0, -0, 1]), samples: [{ obs: { img: new Uint8Array([1, 2]) }, tokens: { a: 1 }, behaviourLogp: -0.25 }],
+    key,
+    seed: 3,
+    reward: 0.5,
+    rewardVar: 0,
+    success: false,
+    length: 2,
+    actions: Int32Array.from([1, 2]),
+    states: Float32Array.from([0, -0, 1]),
+    samples: [{ obs: { img: new Uint8Array([1, 2]) }, tokens: { a: 1 }, behaviourLogp: -0.25 }],
   });
 
   it('reads back the result of the job it was written for', () => {

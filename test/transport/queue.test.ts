@@ -3,7 +3,20 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { InProcessTransport, type GroupRequest, type GroupJob, type TrainTask } from '../../src/trainer/index.ts';
-import { JOB_FORMAT, QUEUE, buildId, QueueTransport, type RolloutJob, type WorkerHandle, encodePolicy, encodeValue, jobId, keys, redisOptions, startWorker } from '../../src/transport/index.ts';
+import {
+  JOB_FORMAT,
+  QUEUE,
+  buildId,
+  QueueTransport,
+  type RolloutJob,
+  type WorkerHandle,
+  encodePolicy,
+  encodeValue,
+  jobId,
+  keys,
+  redisOptions,
+  startWorker,
+} from '../../src/transport/index.ts';
 import { setup } from '../trainer/code-lock.ts';
 import { type RedisServer, redisTests, startRedis } from './redis-server.ts';
 
@@ -11,8 +24,22 @@ const toy = setup();
 const task: TrainTask = { ...toy.tasks[0], remote: { family: 'toy' } };
 const RUN = '00112233445566aa';
 const groups = (first: number, count: number, size = 4): GroupJob[] =>
-  Array.from({ length: count }, (_, g) => ({ kind: 'anchor', task: 0, start: 100 + g, startIndex: g, keys: Array.from({ length: size }, (_, k) => first + g * size + k) }));
-const request = (jobs: GroupJob[], params = toy.policy.params): GroupRequest => ({ run: RUN, engine: 'real', tasks: [task], jobs, policy: { config: toy.policy.config, params }, seed: 5, samplesPerRollout: 2 });
+  Array.from({ length: count }, (_, g) => ({
+    kind: 'anchor',
+    task: 0,
+    start: 100 + g,
+    startIndex: g,
+    keys: Array.from({ length: size }, (_, k) => first + g * size + k),
+  }));
+const request = (jobs: GroupJob[], params = toy.policy.params): GroupRequest => ({
+  run: RUN,
+  engine: 'real',
+  tasks: [task],
+  jobs,
+  policy: { config: toy.policy.config, params },
+  seed: 5,
+  samplesPerRollout: 2,
+});
 
 async function inProcess(r: GroupRequest) {
   const env = await task.makeReal(3); // another batch size than the workers': results must not care
@@ -35,7 +62,18 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
   beforeAll(async () => {
     server = await startRedis();
     // two jobs at once: they share the policy session and take separate envs from the pool
-    worker = await startWorker({ url: server.url, concurrency: 2, lockDurationMs: 1000, resolveTask: async (remote) => { if (remote.family !== 'toy') throw new Error('job task: not the toy'); return task; }, log: (l) => { if (l.includes('failed')) failures.push(l); } });
+    worker = await startWorker({
+      url: server.url,
+      concurrency: 2,
+      lockDurationMs: 1000,
+      resolveTask: async (remote) => {
+        if (remote.family !== 'toy') throw new Error('job task: not the toy');
+        return task;
+      },
+      log: (l) => {
+        if (l.includes('failed')) failures.push(l);
+      },
+    });
     transport = await QueueTransport.open(server.url, { maxInFlight: 2 });
     redis = new Redis(redisOptions(server.url));
     queue = new Queue(QUEUE, { connection: redisOptions(server.url) });
@@ -57,17 +95,32 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
     expect(encodeValue(remote).equals(encodeValue(await inProcess(r)))).toBe(true);
     // results are read once and deleted; only the run's current policy version is kept
     expect(await redis.keys('wmrl:result:*')).toEqual([]);
-    expect(await redis.keys(`wmrl:policy:${RUN}:*`)).toEqual([keys.version(RUN, 'policy', encodePolicy(r.policy.config, r.policy.params).hash)]);
+    expect(await redis.keys(`wmrl:policy:${RUN}:*`)).toEqual([
+      keys.version(RUN, 'policy', encodePolicy(r.policy.config, r.policy.params).hash),
+    ]);
   });
 
   it('idempotent: a job submitted twice runs once, and a result already written wins over a second run', async () => {
     const r = request(groups(1000, 1));
     const { hash, bytes } = encodePolicy(r.policy.config, r.policy.params);
     await redis.set(keys.version(RUN, 'policy', hash), bytes);
-    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const job: RolloutJob = {
+      format: JOB_FORMAT,
+      run: RUN,
+      build: buildId(),
+      task: task.remote!,
+      policy: hash,
+      seed: 5,
+      samplesPerRollout: 2,
+      group: { ...r.jobs[0], kind: 'anchor' },
+    };
     const before = worker.done;
-    await Promise.all([queue.add('anchor', job, { jobId: jobId(job) }), queue.add('anchor', job, { jobId: jobId(job) })]);
-    for (let i = 0; i < 100 && !(await redis.exists(keys.result(jobId(job)))); i++) await new Promise((s) => setTimeout(s, 50));
+    await Promise.all([
+      queue.add('anchor', job, { jobId: jobId(job) }),
+      queue.add('anchor', job, { jobId: jobId(job) }),
+    ]);
+    for (let i = 0; i < 100 && !(await redis.exists(keys.result(jobId(job)))); i++)
+      await new Promise((s) => setTimeout(s, 50));
     const written = await redis.getBuffer(keys.result(jobId(job)));
     expect(written).not.toBeNull();
     const got = await transport.run(r); // finds the written result: no new run
@@ -76,7 +129,8 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
     // delivered again after it finished (at-least-once): the worker sees the result and skips the job
     await redis.set(keys.result(jobId(job)), written!);
     await queue.add('anchor', job, { jobId: jobId(job) });
-    for (let i = 0; i < 100 && (await (await queue.getJob(jobId(job)))?.getState()) !== 'completed'; i++) await new Promise((s) => setTimeout(s, 50));
+    for (let i = 0; i < 100 && (await (await queue.getJob(jobId(job)))?.getState()) !== 'completed'; i++)
+      await new Promise((s) => setTimeout(s, 50));
     expect(worker.done).toBe(before + 1);
     expect((await redis.getBuffer(keys.result(jobId(job))))!.equals(written!)).toBe(true);
   });
@@ -84,18 +138,34 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
   it('bad payloads fail their own job, naming the field, and the worker goes on', async () => {
     const r = request(groups(2000, 1));
     const { hash } = encodePolicy(r.policy.config, r.policy.params);
-    const good: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const good: RolloutJob = {
+      format: JOB_FORMAT,
+      run: RUN,
+      build: buildId(),
+      task: task.remote!,
+      policy: hash,
+      seed: 5,
+      samplesPerRollout: 2,
+      group: { ...r.jobs[0], kind: 'anchor' },
+    };
     const bad = [
       { id: 'bad-keys', data: { ...good, group: { ...good.group, keys: [-1] } }, says: /group\.keys\[0\]: Too small/ },
       { id: 'bad-field', data: { ...good, extra: 1 }, says: /extra/ },
       { id: 'bad-id', data: good, says: /its id should be/ },
       { id: 'not-json-object', data: 'garbage', says: /job payload/ },
-      { id: jobId(good), data: { ...good, build: 'ffffffffffffffff' }, says: /made by wmrl build ffffffffffffffff, this worker runs/ },
+      {
+        id: jobId(good),
+        data: { ...good, build: 'ffffffffffffffff' },
+        says: /made by wmrl build ffffffffffffffff, this worker runs/,
+      },
     ];
     for (const b of bad) await queue.add('anchor', b.data, { jobId: b.id });
     for (const b of bad) {
       let state = '';
-      for (let i = 0; i < 100 && state !== 'failed'; i++) { state = await (await queue.getJob(b.id))!.getState(); if (state !== 'failed') await new Promise((s) => setTimeout(s, 50)); }
+      for (let i = 0; i < 100 && state !== 'failed'; i++) {
+        state = await (await queue.getJob(b.id))!.getState();
+        if (state !== 'failed') await new Promise((s) => setTimeout(s, 50));
+      }
       expect(state, b.id).toBe('failed');
       expect((await queue.getJob(b.id))!.failedReason, b.id).toMatch(b.says);
     }
@@ -109,15 +179,27 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
     other.get(other.names[0])[0] += 1;
     const tampered = { hash: encodePolicy(r.policy.config, other).hash, bytes };
     await redis.set(keys.version(RUN, 'policy', tampered.hash), tampered.bytes);
-    const job: RolloutJob = { format: JOB_FORMAT, run: RUN, build: buildId(), task: task.remote!, policy: tampered.hash, seed: 5, samplesPerRollout: 2, group: { ...r.jobs[0], kind: 'anchor' } };
+    const job: RolloutJob = {
+      format: JOB_FORMAT,
+      run: RUN,
+      build: buildId(),
+      task: task.remote!,
+      policy: tampered.hash,
+      seed: 5,
+      samplesPerRollout: 2,
+      group: { ...r.jobs[0], kind: 'anchor' },
+    };
     await queue.add('anchor', job, { jobId: jobId(job) });
     let state = '';
-    for (let i = 0; i < 100 && state !== 'failed'; i++) { state = await (await queue.getJob(jobId(job)))!.getState(); await new Promise((s) => setTimeout(s, 50)); }
+    for (let i = 0; i < 100 && state !== 'failed'; i++) {
+      state = await (await queue.getJob(jobId(job)))!.getState();
+      await new Promise((s) => setTimeout(s, 50));
+    }
     expect((await queue.getJob(jobId(job)))!.failedReason).toMatch(/hash to/);
     expect(hash).not.toBe(tampered.hash);
   });
 
-  it('a task a worker cannot build fails the run with the worker\'s reason', async () => {
+  it("a task a worker cannot build fails the run with the worker's reason", async () => {
     const r = { ...request(groups(4000, 1)), tasks: [{ ...task, remote: { family: 'nowhere' } }] };
     await expect(transport.run(r)).rejects.toThrow(/failed on a worker: job task: not the toy/);
   });
@@ -125,14 +207,21 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
 
 describe.runIf(redisTests)('a password-protected Redis on a TCP port (the other-machine setup, on loopback)', () => {
   let server: RedisServer;
-  beforeAll(async () => { server = await startRedis({ password: 's3cret pass' }); });
-  afterAll(async () => { await server?.stop(); });
+  beforeAll(async () => {
+    server = await startRedis({ password: 's3cret pass' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
 
   it('connects with the password in the URL and refuses a wrong one without printing it', async () => {
     const t = await QueueTransport.open(server.url);
     await t.close();
     const wrong = server.url.replace('s3cret%20pass', 'wrong-one');
-    const err = await QueueTransport.open(wrong).then(() => null, (e: Error) => e);
+    const err = await QueueTransport.open(wrong).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).toMatch(/^--redis: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1/);
     expect(err?.message).not.toContain('wrong-one');
   });
@@ -140,10 +229,16 @@ describe.runIf(redisTests)('a password-protected Redis on a TCP port (the other-
 
 describe.runIf(redisTests)('no worker yet, and a Redis that lost everything (restarted without persistence)', () => {
   let server: RedisServer;
-  beforeAll(async () => { server = await startRedis(); });
-  afterAll(async () => { await server?.stop(); });
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
 
-  it('the trainer says no worker is connected, stores its policy and submits the lost jobs again, and goes on with the same rollouts', { timeout: 30_000 }, async () => {
+  it('the trainer says no worker is connected, stores its policy and submits the lost jobs again, and goes on with the same rollouts', {
+    timeout: 30_000,
+  }, async () => {
     const notes: string[] = [];
     const transport = await QueueTransport.open(server.url, { log: (l) => notes.push(l), noWorkerNoteS: 1 });
     const queue = new Queue(QUEUE, { connection: redisOptions(server.url) });
@@ -151,12 +246,17 @@ describe.runIf(redisTests)('no worker yet, and a Redis that lost everything (res
     const r = request(groups(5000, 2));
     const pending = transport.run(r);
     let waiting: string[] = [];
-    for (let i = 0; i < 100 && !waiting.length; i++) { waiting = (await queue.getWaiting()).map((j) => j.id!); await new Promise((s) => setTimeout(s, 20)); }
+    for (let i = 0; i < 100 && !waiting.length; i++) {
+      waiting = (await queue.getWaiting()).map((j) => j.id!);
+      await new Promise((s) => setTimeout(s, 20));
+    }
     expect(waiting).toHaveLength(2);
     await redis.flushall(); // a restarted server: the jobs and the stored policy version are gone
     expect(await queue.getJob(waiting[0])).toBeUndefined();
     for (let i = 0; i < 100 && !notes.length; i++) await new Promise((s) => setTimeout(s, 50));
-    expect(notes).toEqual([`no worker is taking jobs from ${server.url}: start one with wmrl worker --redis ${server.url}`]);
+    expect(notes).toEqual([
+      `no worker is taking jobs from ${server.url}: start one with wmrl worker --redis ${server.url}`,
+    ]);
     const worker = await startWorker({ url: server.url, resolveTask: async () => task });
     try {
       expect(encodeValue(await pending).equals(encodeValue(await inProcess(r)))).toBe(true);

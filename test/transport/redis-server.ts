@@ -32,21 +32,65 @@ export async function startRedis(o: { password?: string; tls?: boolean } = {}): 
   const dir = mkdtempSync(join(tmpdir(), 'wmrl-redis-'));
   const socket = join(dir, 'redis.sock');
   const port = o.password || o.tls ? await freePort() : 0;
-  const args = o.password ? ['--port', String(port), '--requirepass', o.password, '--bind', '127.0.0.1'] : ['--port', '0'];
+  const args = o.password
+    ? ['--port', String(port), '--requirepass', o.password, '--bind', '127.0.0.1']
+    : ['--port', '0'];
   let ca: string | undefined;
   if (o.tls) {
     const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
-    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost']);
+    const made = spawnSync('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost',
+    ]);
     if (made.status !== 0) throw new Error(`openssl could not make a test certificate: ${made.stderr}`);
     ca = cert;
-    args.splice(0, args.length, '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', cert, '--tls-key-file', key, '--tls-ca-cert-file', cert, '--tls-auth-clients', 'no');
+    args.splice(
+      0,
+      args.length,
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--tls-cert-file',
+      cert,
+      '--tls-key-file',
+      key,
+      '--tls-ca-cert-file',
+      cert,
+      '--tls-auth-clients',
+      'no',
+    );
   }
-  const proc: ChildProcess = spawn('redis-server', [...args, '--unixsocket', socket, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const proc: ChildProcess = spawn(
+    'redis-server',
+    [...args, '--unixsocket', socket, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const failed = new Promise<never>((_, reject) => proc.once('error', reject));
-  for (let i = 0; i < 200 && !existsSync(socket); i++) await Promise.race([new Promise((r) => setTimeout(r, 25)), failed]);
+  for (let i = 0; i < 200 && !existsSync(socket); i++)
+    await Promise.race([new Promise((r) => setTimeout(r, 25)), failed]);
   if (!existsSync(socket)) throw new Error('redis-server did not open its socket in 5 s');
   return {
-    url: o.tls ? `rediss://localhost:${port}` : o.password ? `redis://:${encodeURIComponent(o.password)}@127.0.0.1:${port}` : `unix://${socket}`,
+    url: o.tls
+      ? `rediss://localhost:${port}`
+      : o.password
+        ? `redis://:${encodeURIComponent(o.password)}@127.0.0.1:${port}`
+        : `unix://${socket}`,
     ca,
     dir,
     async stop() {

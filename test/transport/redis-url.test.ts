@@ -46,7 +46,12 @@ describe('redisOptions', () => {
   });
 
   it('accepts another machine with a password (percent-decoded)', () => {
-    expect(redisOptions('redis://:secret@10.0.0.5:6379')).toMatchObject({ host: '10.0.0.5', port: 6379, db: 0, password: 'secret' });
+    expect(redisOptions('redis://:secret@10.0.0.5:6379')).toMatchObject({
+      host: '10.0.0.5',
+      port: 6379,
+      db: 0,
+      password: 'secret',
+    });
     expect(redisOptions('redis://:secret@10.0.0.5').username).toBeUndefined();
     expect(redisOptions('redis://bob:p%40ss@10.0.0.5/3')).toMatchObject({ username: 'bob', password: 'p@ss', db: 3 });
   });
@@ -95,6 +100,7 @@ describe('redactUrl', () => {
   });
 
   it('leaves a URL without a password as it is', () => {
-    for (const u of ['redis://127.0.0.1:6379/1', 'unix:///tmp/x.sock', '/tmp/x.sock', 'rediss://bob@host']) expect(redactUrl(u)).toBe(u);
+    for (const u of ['redis://127.0.0.1:6379/1', 'unix:///tmp/x.sock', '/tmp/x.sock', 'rediss://bob@host'])
+      expect(redactUrl(u)).toBe(u);
   });
 });

@@ -16,7 +16,13 @@ import { InPageRunner, type ModelBytes } from '../../viewer/src/sim/runner.ts';
 import { SCENE, makeRunRoot } from '../server/fixture.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 export const SCREENSHOT = 'docs/viewer/screenshot.png';
 const IN_PAGE = { task: 'tabletop/pick-place', seed: 3, steps: 6 };
 // CI installs chromium (.ci/run); elsewhere the test is skipped when it is missing, and says so
@@ -31,13 +37,18 @@ let liveDone: Promise<void> = Promise.resolve();
 
 const bytes = (name: string): ModelBytes => {
   const sidecar = readFileSync(`models/${name}.json`, 'utf8');
-  const parts = Object.fromEntries(Object.keys(JSON.parse(sidecar).parts ?? {}).map((p) => [p, new Uint8Array(readFileSync(`models/${p}`))]));
+  const parts = Object.fromEntries(
+    Object.keys(JSON.parse(sidecar).parts ?? {}).map((p) => [p, new Uint8Array(readFileSync(`models/${p}`))]),
+  );
   return { name: `models/${name}.onnx`, onnx: new Uint8Array(readFileSync(`models/${name}.onnx`)), sidecar, parts };
 };
 
 /** Node's tokens for the in-page episode (onnxruntime-node), the reference the page must match. */
 async function nodeTokens(dynamics: 'physics' | 'world-model'): Promise<Record<string, number>[]> {
-  const runner = await InPageRunner.create({ scene: SCENE, policy: bytes('vla-base'), worldModel: bytes('wm-base') }, { dynamics, ort: ortNode });
+  const runner = await InPageRunner.create(
+    { scene: SCENE, policy: bytes('vla-base'), worldModel: bytes('wm-base') },
+    { dynamics, ort: ortNode },
+  );
   try {
     let v = await runner.reset({ task: IN_PAGE.task, seed: IN_PAGE.seed });
     const tokens: Record<string, number>[] = [];
@@ -52,15 +63,28 @@ async function nodeTokens(dynamics: 'physics' | 'world-model'): Promise<Record<s
 }
 
 const canvasShot = () => page.locator('#view').screenshot();
-const state = <T>(key: string) => page.evaluate((k) => (window as unknown as Record<string, Record<string, unknown>>).wmrlViewer[k], key) as Promise<T>;
+const state = <T>(key: string) =>
+  page.evaluate((k) => (window as unknown as Record<string, Record<string, unknown>>).wmrlViewer[k], key) as Promise<T>;
 
 describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
   beforeAll(async () => {
     const { root } = await makeRunRoot();
     const viewerDir = join(dirname(root), 'viewer'); // built from the current source, whatever viewer/dist holds
-    await build({ configFile: 'viewer/vite.config.ts', logLevel: 'error', mode: 'production', build: { outDir: viewerDir } });
+    await build({
+      configFile: 'viewer/vite.config.ts',
+      logLevel: 'error',
+      mode: 'production',
+      build: { outDir: viewerDir },
+    });
     cpSync('test/fixtures/viewer/wmrl-seed1', join(root, 'wmrl-seed1'), { recursive: true }); // a real run's metrics, every 8th iteration
-    server = await startViewer({ scene: SCENE, runs: root, liveRun: join(root, 'wmrl-seed1'), worldModel: 'models/wm-base.onnx', port: 0, viewerDir });
+    server = await startViewer({
+      scene: SCENE,
+      runs: root,
+      liveRun: join(root, 'wmrl-seed1'),
+      worldModel: 'models/wm-base.onnx',
+      port: 0,
+      viewerDir,
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (err) => console.error('page error:', err.message));
@@ -75,14 +99,21 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
 
   it('opens on the live run and shows frames streamed from a running env', async () => {
     await page.goto(server.url);
-    await page.waitForFunction(() => (window as unknown as { wmrlViewer: { connected: boolean } }).wmrlViewer.connected);
+    await page.waitForFunction(
+      () => (window as unknown as { wmrlViewer: { connected: boolean } }).wmrlViewer.connected,
+    );
     liveDone = (async () => {
       const env = await createTabletopEnv({ scene: SCENE, taskId: 'tabletop/push', numEnvs: 1 });
       const tapped = tapFrames(env, server.hub, 'push physics live');
-      for (let k = 0; !stopLive && k < 200; k++) await collectEpisodes(tapped, randomPolicy(env.spec, k), { seeds: [k] });
+      for (let k = 0; !stopLive && k < 200; k++)
+        await collectEpisodes(tapped, randomPolicy(env.spec, k), { seeds: [k] });
       env.close();
     })();
-    await page.waitForFunction(() => (window as unknown as { wmrlViewer: { liveFrames: number } }).wmrlViewer.liveFrames > 20, null, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => (window as unknown as { wmrlViewer: { liveFrames: number } }).wmrlViewer.liveFrames > 20,
+      null,
+      { timeout: 30_000 },
+    );
     const a = await canvasShot();
     await page.waitForTimeout(500);
     expect((await canvasShot()).equals(a)).toBe(false);
@@ -98,7 +129,9 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.selectOption('#runs', 'rollouts/push');
     await expect.poll(() => page.locator('#episodes tbody tr').count()).toBe(2);
     expect(await page.locator('#episodes tbody tr').first().innerText()).toMatch(/push/);
-    await page.waitForFunction(() => (window as unknown as { wmrlViewer: { framesShown: number } }).wmrlViewer.framesShown > 5);
+    await page.waitForFunction(
+      () => (window as unknown as { wmrlViewer: { framesShown: number } }).wmrlViewer.framesShown > 5,
+    );
     const a = await canvasShot();
     await page.waitForTimeout(400);
     const b = await canvasShot();
@@ -123,11 +156,19 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.fill('#ip-steps', String(IN_PAGE.steps));
     await page.check('input[name=dynamics][value=side-by-side]');
     await page.click('#ip-run');
-    await page.waitForFunction(() => {
-      const r = (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage;
-      return r.done || r.error !== '';
-    }, null, { timeout: 120_000 });
-    const result = await page.evaluate(() => (window as unknown as { wmrlInPage: { error: string; tokens: Record<string, Record<string, number>[]> } }).wmrlInPage);
+    await page.waitForFunction(
+      () => {
+        const r = (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage;
+        return r.done || r.error !== '';
+      },
+      null,
+      { timeout: 120_000 },
+    );
+    const result = await page.evaluate(
+      () =>
+        (window as unknown as { wmrlInPage: { error: string; tokens: Record<string, Record<string, number>[]> } })
+          .wmrlInPage,
+    );
     expect(result.error).toBe('');
     expect(result.tokens.physics).toHaveLength(IN_PAGE.steps);
     expect(result.tokens.physics).toEqual(await nodeTokens('physics'));
@@ -138,8 +179,14 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.fill('#ip-instruction', 'put the blue cube in the grey bin');
     await page.check('input[name=dynamics][value=physics]');
     await page.click('#ip-run');
-    await page.waitForFunction(() => (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage.done, null, { timeout: 60_000 });
-    const r = await page.evaluate(() => (window as unknown as { wmrlInPage: { task: string; seed: number } }).wmrlInPage);
+    await page.waitForFunction(
+      () => (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage.done,
+      null,
+      { timeout: 60_000 },
+    );
+    const r = await page.evaluate(
+      () => (window as unknown as { wmrlInPage: { task: string; seed: number } }).wmrlInPage,
+    );
     expect(r.task).toBe('tabletop/put-in-bin');
     expect(await page.locator('#frameinfo').innerText()).toContain('put the blue cube in the grey bin');
   });

@@ -12,16 +12,48 @@ const wmrl = (...args: string[]) => wmrlProcess(tmp, ...args);
 
 describe('wmrl wm / shadow CLI', () => {
   it('wm train: trains on a run folder, writes the model, its sidecars and JSONL metrics; prints one JSON object', async () => {
-    const roll = await wmrl('rollout', '--task', 'push', '--episodes', '4', '--noise', '0.2', '--out', 'data', '--json');
+    const roll = await wmrl(
+      'rollout',
+      '--task',
+      'push',
+      '--episodes',
+      '4',
+      '--noise',
+      '0.2',
+      '--out',
+      'data',
+      '--json',
+    );
     expect(roll.code).toBe(0);
-    const r = await wmrl('wm', 'train', '--data', 'data', '--out', 'm/wm.onnx', '--members', '2', '--hidden', '16', '--steps', '20', '--batch', '16', '--eval-every', '10', '--json');
+    const r = await wmrl(
+      'wm',
+      'train',
+      '--data',
+      'data',
+      '--out',
+      'm/wm.onnx',
+      '--members',
+      '2',
+      '--hidden',
+      '16',
+      '--steps',
+      '20',
+      '--batch',
+      '16',
+      '--eval-every',
+      '10',
+      '--json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.steps).toBe(20);
     expect(out.heldout.open_loop).toHaveProperty('H5');
     expect(out.heldout.reward).toHaveProperty('hallucinated_success_rate');
     for (const f of ['m/wm.onnx', 'm/wm.json', 'm/wm.wm.json']) expect(existsSync(join(tmp, f)), f).toBe(true);
-    const lines = readFileSync(join(tmp, 'm/wm.metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(join(tmp, 'm/wm.metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.kind)).toEqual(['train', 'train', 'heldout']);
     expect(lines[0].valMse).toBeGreaterThan(0);
     const ev = await wmrl('wm', 'eval', '--model', 'm/wm.onnx', '--data', 'data', '--json');
@@ -30,7 +62,20 @@ describe('wmrl wm / shadow CLI', () => {
   });
 
   it('shadow against the physics itself: zero divergence, JSON + PNG plot', async () => {
-    const r = await wmrl('shadow', '--model', 'physics', '--task', 'stack', '--episodes', '2', '--noise', '0.1', '--out', 'sh', '--json');
+    const r = await wmrl(
+      'shadow',
+      '--model',
+      'physics',
+      '--task',
+      'stack',
+      '--episodes',
+      '2',
+      '--noise',
+      '0.1',
+      '--out',
+      'sh',
+      '--json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.episodes).toBe(2);

@@ -37,11 +37,15 @@ describe('readEpisodeData checks run folders against the scene and the spec', ()
   it('NaN states, out-of-range tokens, folders without states and unknown tasks are InputErrors', () => {
     const nan = run();
     poke(join(nan, 'episodes.bin'), 4 * A + 4 + 3, NaN, 'float');
-    expect(readError([run(), nan])).toMatch(/r\d+\/episodes\.bin: record 0 \(\$\.episodes\[0\]\), state 0 \(initial\): tcp_yaw is NaN/);
+    expect(readError([run(), nan])).toMatch(
+      /r\d+\/episodes\.bin: record 0 \(\$\.episodes\[0\]\), state 0 \(initial\): tcp_yaw is NaN/,
+    );
     const token = run();
     poke(join(token, 'episodes.bin'), 1, spec.action[1].kind === 'discrete' ? spec.action[1].n : 0);
     expect(readError([token])).toMatch(/record 0 .*step 0: action dy = \d+ is not a bin/);
-    expect(readError([run({ states: false })])).toMatch(/index\.json: \$\.stateNames: the folder has no recorded states/);
+    expect(readError([run({ states: false })])).toMatch(
+      /index\.json: \$\.stateNames: the folder has no recorded states/,
+    );
     const task = run();
     editJson(join(task, 'index.json'), (j) => (j.episodes[2].task = 'tabletop/juggle'));
     expect(readError([task])).toMatch(/index\.json: \$\.episodes\[2\]\.task: unknown task "tabletop\/juggle"/);

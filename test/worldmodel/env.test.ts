@@ -9,7 +9,17 @@ import { createTabletopEnv } from '../../src/physics/index.ts';
 import { packState } from '../../src/task/state.ts';
 import { taskIds } from '../../src/task/index.ts';
 import {
-  ActionCoder, assertSameSpec, openWorldModelEnv, EnsembleDynamics, limitsFromScene, loadEnsembleDynamics, saveWmModel, stateLayout, TransitionSet, WorldModelEnv, WorldModelTrainer,
+  ActionCoder,
+  assertSameSpec,
+  openWorldModelEnv,
+  EnsembleDynamics,
+  limitsFromScene,
+  loadEnsembleDynamics,
+  saveWmModel,
+  stateLayout,
+  TransitionSet,
+  WorldModelEnv,
+  WorldModelTrainer,
 } from '../../src/worldmodel/index.ts';
 import { knownDynamicsEpisodes, scene, specOf } from './helpers.ts';
 
@@ -24,7 +34,11 @@ const layout = stateLayout(scene.objects);
 /** A small untrained ensemble (normalisers fitted on synthetic transitions): enough for the contract. */
 async function smallModel(steps = 0) {
   const coder = new ActionCoder(spec);
-  const trainer = await WorldModelTrainer.create(TransitionSet.fromEpisodes(layout, coder, knownDynamicsEpisodes(20, 4, 1)), null, { net: { members: 3, hidden: [32] }, batch: 16, seed: 3 });
+  const trainer = await WorldModelTrainer.create(
+    TransitionSet.fromEpisodes(layout, coder, knownDynamicsEpisodes(20, 4, 1)),
+    null,
+    { net: { members: 3, hidden: [32] }, batch: 16, seed: 3 },
+  );
   if (steps) await trainer.fit({ steps, evalEvery: steps });
   const params = trainer.params();
   await trainer.close();
@@ -42,7 +56,9 @@ describe('WorldModelEnv', () => {
     for (const sampling of ['mean', 'member'] as const) {
       const env = await makeEnv(3, { sampling, seed: 4 });
       const ran = await checkEnv(env, { steps: 4 });
-      expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']));
+      expect(ran).toEqual(
+        expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']),
+      );
       assertSameSpec(specOf('tabletop/pick-place'), env.spec);
       const r = await env.step(randomAction(env.spec, 3, new Rng(1)));
       expect(r.info.source).toBe('world-model');
@@ -64,12 +80,15 @@ describe('WorldModelEnv', () => {
       expect(env.task(i)).toEqual(physics.task(i));
     }
     const img = spec.observation[0].name;
-    const pa = a.obs[img] as Uint8Array, pb = b.obs[img] as Uint8Array;
+    const pa = a.obs[img] as Uint8Array,
+      pb = b.obs[img] as Uint8Array;
     const mae = pa.reduce((s, v, k) => s + Math.abs(v - pb[k]), 0) / pa.length;
     expect(mae).toBeLessThan(0.05);
-    const qa = a.obs.proprio as Float32Array, qb = b.obs.proprio as Float32Array;
+    const qa = a.obs.proprio as Float32Array,
+      qb = b.obs.proprio as Float32Array;
     qa.forEach((v, k) => expect(Math.abs(v - qb[k]), `proprio[${k}]`).toBeLessThan(2e-6));
-    const fa = physics.frame(1), fb = env.frame(1);
+    const fa = physics.frame(1),
+      fb = env.frame(1);
     expect(fb.map((p) => p.name)).toEqual(fa.map((p) => p.name));
     fa.forEach((p, k) => {
       for (let d = 0; d < 3; d++) expect(Math.abs(p.pos[d] - fb[k].pos[d]), `${p.name} pos`).toBeLessThan(1e-4);
@@ -103,7 +122,10 @@ describe('WorldModelEnv', () => {
     for (let t = 0; t < 3; t++) await physics.step(randomAction(spec, 1, new Rng(t)));
     const env = await makeEnv(6);
     const start = { seed: physics.task(0).seed, elapsed: physics.elapsed(0), row: packState(physics.state(0)) };
-    const r0 = await env.resetFrom([0, 1, 2, 3, 4, 5], Array.from({ length: 6 }, () => start));
+    const r0 = await env.resetFrom(
+      [0, 1, 2, 3, 4, 5],
+      Array.from({ length: 6 }, () => start),
+    );
     expect(r0.info.seeds.every((s) => s === physics.task(0).seed)).toBe(true);
     for (let i = 0; i < 6; i++) expect(packState(env.state(i))).toEqual(packState(physics.state(0)));
     expect(env.elapsed(5)).toBe(3);
@@ -120,26 +142,40 @@ describe('WorldModelEnv', () => {
     const dir = await mkdtemp(join(tmpdir(), 'wmrl-wmenv-'));
     dirs.push(dir);
     const path = join(dir, 'wm.onnx');
-    await saveWmModel(path, config, params, { objects: scene.objects.map((o) => o.name), specs: { [spec.id]: spec }, command: 'test' }, 3, 5);
+    await saveWmModel(
+      path,
+      config,
+      params,
+      { objects: scene.objects.map((o) => o.name), specs: { [spec.id]: spec }, command: 'test' },
+      3,
+      5,
+    );
     const ok = await loadEnsembleDynamics(path, scene, spec);
     await ok.dynamics.close();
     const other = { ...spec, maxEpisodeSteps: spec.maxEpisodeSteps + 1 };
-    await expect(loadEnsembleDynamics(path, scene, other)).rejects.toThrow(/differs from the physics spec of tabletop\/pick-place/);
-    await expect(loadEnsembleDynamics(path, scene, specOf('tabletop/push'))).rejects.toThrow(/not trained for tabletop\/push/);
+    await expect(loadEnsembleDynamics(path, scene, other)).rejects.toThrow(
+      /differs from the physics spec of tabletop\/pick-place/,
+    );
+    await expect(loadEnsembleDynamics(path, scene, specOf('tabletop/push'))).rejects.toThrow(
+      /not trained for tabletop\/push/,
+    );
     expect(() => assertSameSpec(spec, other)).toThrow(/maxEpisodeSteps/);
   });
 
   // The registry keys envs by spec.id, which a world-model env shares with its physics env, so the
   // shipped model is covered here instead of by the registry-wide test.
-  it.each(taskIds(scene).map((id) => [id]))('the shipped models/wm-base.onnx runs %s and passes checkEnv', async (id) => {
-    const env = await openWorldModelEnv('models/wm-base.onnx', { scene, spec: specOf(id), numEnvs: 3 });
-    try {
-      const ran = await checkEnv(env, { steps: 4 });
-      expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot']));
-    } finally {
-      env.close();
-    }
-  });
+  it.each(taskIds(scene).map((id) => [id]))(
+    'the shipped models/wm-base.onnx runs %s and passes checkEnv',
+    async (id) => {
+      const env = await openWorldModelEnv('models/wm-base.onnx', { scene, spec: specOf(id), numEnvs: 3 });
+      try {
+        const ran = await checkEnv(env, { steps: 4 });
+        expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot']));
+      } finally {
+        env.close();
+      }
+    },
+  );
   it('member sampling draws per rollout key: one seed, several keys, any slot, any batch', async () => {
     const env = await makeEnv(4, { sampling: 'member', seed: 5, render: false });
     const single = await makeEnv(1, { sampling: 'member', seed: 5, render: false });
@@ -148,7 +184,9 @@ describe('WorldModelEnv', () => {
     const rng = new Rng(2);
     for (let t = 0; t < 6; t++) {
       const a = randomAction(env.spec, 1, rng);
-      const batch = Object.fromEntries(Object.entries(a).map(([k, v]) => [k, Int32Array.from({ length: 4 }, () => v[0])]));
+      const batch = Object.fromEntries(
+        Object.entries(a).map(([k, v]) => [k, Int32Array.from({ length: 4 }, () => v[0])]),
+      );
       await env.step(batch);
       await single.step(a);
     }

@@ -3,7 +3,17 @@ import { PhysicsDynamics, expertPolicy } from '../../src/eval/index.ts';
 import { randomPolicy } from '../../src/rollout/index.ts';
 import { createTabletopEnv } from '../../src/physics/index.ts';
 import { splitSeed } from '../../src/task/index.ts';
-import { ActionCoder, EnsembleDynamics, limitsFromScene, linePlot, runShadow, stateLayout, TransitionSet, WorldModelEnv, WorldModelTrainer } from '../../src/worldmodel/index.ts';
+import {
+  ActionCoder,
+  EnsembleDynamics,
+  limitsFromScene,
+  linePlot,
+  runShadow,
+  stateLayout,
+  TransitionSet,
+  WorldModelEnv,
+  WorldModelTrainer,
+} from '../../src/worldmodel/index.ts';
 import { knownDynamicsEpisodes, scene, specOf } from './helpers.ts';
 
 const taskId = 'tabletop/push';
@@ -12,7 +22,12 @@ const seeds = [0, 1, 2].map((k) => splitSeed(scene, 'heldout', k));
 describe('shadow mode', () => {
   it('reports zero divergence and no hallucinated success when the "world model" is the physics itself', async () => {
     const real = await createTabletopEnv({ scene, taskId, numEnvs: 3 });
-    const wm = new WorldModelEnv({ scene, spec: real.spec, numEnvs: 3, dynamics: await PhysicsDynamics.create(scene, taskId, 3) });
+    const wm = new WorldModelEnv({
+      scene,
+      spec: real.spec,
+      numEnvs: 3,
+      dynamics: await PhysicsDynamics.create(scene, taskId, 3),
+    });
     const report = await runShadow(real, wm, { seeds, policy: expertPolicy(real, 0.1, 0) });
     real.close();
     wm.close();
@@ -29,8 +44,18 @@ describe('shadow mode', () => {
   it('reports divergence for a world model that does not know the physics', async () => {
     const spec = specOf(taskId);
     const layout = stateLayout(scene.objects);
-    const trainer = await WorldModelTrainer.create(TransitionSet.fromEpisodes(layout, new ActionCoder(spec), knownDynamicsEpisodes(10, 4, 1)), null, { net: { members: 2, hidden: [16] }, batch: 8 });
-    const dynamics = await EnsembleDynamics.create(trainer.config, trainer.params(), layout, limitsFromScene(scene), spec);
+    const trainer = await WorldModelTrainer.create(
+      TransitionSet.fromEpisodes(layout, new ActionCoder(spec), knownDynamicsEpisodes(10, 4, 1)),
+      null,
+      { net: { members: 2, hidden: [16] }, batch: 8 },
+    );
+    const dynamics = await EnsembleDynamics.create(
+      trainer.config,
+      trainer.params(),
+      layout,
+      limitsFromScene(scene),
+      spec,
+    );
     await trainer.close();
     const real = await createTabletopEnv({ scene, taskId, numEnvs: 2 });
     const wm = new WorldModelEnv({ scene, spec, numEnvs: 2, dynamics });

@@ -9,7 +9,26 @@ import { interruptAfterFirstMetrics, wmrlProcess } from '../cli/helpers.ts';
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-wmtrain-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const data = join(tmp, 'data');
-const TRAIN = ['wm', 'train', '--data', data, '--out', 'm/wm.onnx', '--members', '2', '--hidden', '16', '--steps', '600', '--batch', '16', '--eval-every', '20', '--checkpoint-every', '100'];
+const TRAIN = [
+  'wm',
+  'train',
+  '--data',
+  data,
+  '--out',
+  'm/wm.onnx',
+  '--members',
+  '2',
+  '--hidden',
+  '16',
+  '--steps',
+  '600',
+  '--batch',
+  '16',
+  '--eval-every',
+  '20',
+  '--checkpoint-every',
+  '100',
+];
 const cwd = (name: string) => {
   const dir = join(tmp, name);
   mkdirSync(dir, { recursive: true });
@@ -17,10 +36,14 @@ const cwd = (name: string) => {
 };
 const FILES = ['m/wm.onnx', 'm/wm.json', 'm/wm.wm.json'];
 /** Metrics lines without the wall-clock field. */
-const metricsOf = (dir: string) => readFileSync(join(dir, 'm/wm.metrics.jsonl'), 'utf8').trim().split('\n').map((l) => {
-  const { elapsedMs: _, ...rest } = JSON.parse(l);
-  return rest;
-});
+const metricsOf = (dir: string) =>
+  readFileSync(join(dir, 'm/wm.metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const { elapsedMs: _, ...rest } = JSON.parse(l);
+      return rest;
+    });
 
 beforeAll(async () => {
   const r = await wmrlProcess(tmp, 'rollout', '--task', 'push', '--episodes', '4', '--noise', '0.2', '--out', data);
@@ -28,7 +51,9 @@ beforeAll(async () => {
 }, 60_000);
 
 describe('wm train: resume and crash safety', () => {
-  it('Ctrl-C writes a final checkpoint and exits 130; --resume finishes byte-identical to an uninterrupted run', { timeout: 120_000 }, async () => {
+  it('Ctrl-C writes a final checkpoint and exits 130; --resume finishes byte-identical to an uninterrupted run', {
+    timeout: 120_000,
+  }, async () => {
     const straight = cwd('straight');
     const r = await wmrlProcess(straight, ...TRAIN);
     expect(r.code, r.stderr).toBe(0);
@@ -51,10 +76,14 @@ describe('wm train: resume and crash safety', () => {
     // a checkpoint of another run is refused
     const other = await wmrlProcess(cut, ...TRAIN, '--lr', '0.002', '--resume');
     expect(other.code).toBe(2);
-    expect(other.stderr).toMatch(/--resume: the checkpoint in runs\/wm-train-wm belongs to a run with different options or data/);
+    expect(other.stderr).toMatch(
+      /--resume: the checkpoint in runs\/wm-train-wm belongs to a run with different options or data/,
+    );
   });
 
-  it('checks flags, outputs and the checkpoint before it touches the metrics file (exit 2)', { timeout: 60_000 }, async () => {
+  it('checks flags, outputs and the checkpoint before it touches the metrics file (exit 2)', {
+    timeout: 60_000,
+  }, async () => {
     const dir = cwd('checks');
     mkdirSync(join(dir, 'm'));
     const metrics = join(dir, 'm/wm.metrics.jsonl');
@@ -69,29 +98,52 @@ describe('wm train: resume and crash safety', () => {
     expect(readFileSync(metrics, 'utf8')).toBe('keep\n');
   });
 
-  it('--time-budget chooses the step count once and records it (metrics, summary, checkpoint)', { timeout: 60_000 }, async () => {
+  it('--time-budget chooses the step count once and records it (metrics, summary, checkpoint)', {
+    timeout: 60_000,
+  }, async () => {
     const dir = cwd('budget');
-    const r = await wmrlProcess(dir, ...TRAIN, '--time-budget', '0.3', '--steps', '100000', '--eval-every', '100000', '--checkpoint-every', '100000', '--json');
+    const r = await wmrlProcess(
+      dir,
+      ...TRAIN,
+      '--time-budget',
+      '0.3',
+      '--steps',
+      '100000',
+      '--eval-every',
+      '100000',
+      '--checkpoint-every',
+      '100000',
+      '--json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const [budget] = metricsOf(dir);
     expect(budget).toMatchObject({ kind: 'budget', step: 0, time_budget_s: 0.3 });
     expect(budget.steps).toBeGreaterThan(0);
     expect(budget.steps).toBeLessThan(100000);
     expect(JSON.parse(r.stdout).steps).toBe(budget.steps);
-    expect(JSON.parse(readFileSync(join(dir, 'runs/wm-train-wm/checkpoint.json'), 'utf8')).info.steps).toBe(budget.steps);
+    expect(JSON.parse(readFileSync(join(dir, 'runs/wm-train-wm/checkpoint.json'), 'utf8')).info.steps).toBe(
+      budget.steps,
+    );
   });
 
   it('refuses a second writer of the same --out (exit 2)', { timeout: 60_000 }, async () => {
     const dir = cwd('busy');
     mkdirSync(join(dir, 'm'));
-    writeFileSync(join(dir, 'm/.wm.onnx.lock'), JSON.stringify({ pid: process.pid, host: hostname(), command: 'wmrl wm train (test)', started: 'now' }));
+    writeFileSync(
+      join(dir, 'm/.wm.onnx.lock'),
+      JSON.stringify({ pid: process.pid, host: hostname(), command: 'wmrl wm train (test)', started: 'now' }),
+    );
     const r = await wmrlProcess(dir, ...TRAIN);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`--out: m/wm.onnx is being written by another wmrl command \\(pid ${process.pid} `));
+    expect(r.stderr).toMatch(
+      new RegExp(`--out: m/wm.onnx is being written by another wmrl command \\(pid ${process.pid} `),
+    );
     expect(existsSync(join(dir, 'm/wm.metrics.jsonl'))).toBe(false);
   });
 
-  it('stops with exit 1 after --max-nonfinite consecutive rejected steps and writes no model', { timeout: 60_000 }, async () => {
+  it('stops with exit 1 after --max-nonfinite consecutive rejected steps and writes no model', {
+    timeout: 60_000,
+  }, async () => {
     const dir = cwd('nan');
     const r = await wmrlProcess(dir, ...TRAIN, '--lr', '1e30', '--max-nonfinite', '5');
     expect(r.code).toBe(1);

@@ -3,7 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spearman } from '../../src/core/stats.ts';
-import { ActionCoder, EnsembleDynamics, evaluateDynamics, stateGroups, limitsFromScene, loadWmCheckpoint, saveWmCheckpoint, stateLayout, stepsForBudget, TransitionSet, WorldModelTrainer } from '../../src/worldmodel/index.ts';
+import {
+  ActionCoder,
+  EnsembleDynamics,
+  evaluateDynamics,
+  stateGroups,
+  limitsFromScene,
+  loadWmCheckpoint,
+  saveWmCheckpoint,
+  stateLayout,
+  stepsForBudget,
+  TransitionSet,
+  WorldModelTrainer,
+} from '../../src/worldmodel/index.ts';
 import type { ParamStore } from '../../src/nn/params.ts';
 import { knownDynamicsEpisodes, scene, specOf } from './helpers.ts';
 
@@ -16,7 +28,10 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-const knownSets = () => ({ train: TransitionSet.fromEpisodes(layout, coder, knownDynamicsEpisodes(300, 6, 1)), val: TransitionSet.fromEpisodes(layout, coder, knownDynamicsEpisodes(10, 6, 2)) });
+const knownSets = () => ({
+  train: TransitionSet.fromEpisodes(layout, coder, knownDynamicsEpisodes(300, 6, 1)),
+  val: TransitionSet.fromEpisodes(layout, coder, knownDynamicsEpisodes(10, 6, 2)),
+});
 
 async function trainKnown(seed: number, steps: number, evalEvery = 100) {
   const { train, val } = knownSets();
@@ -38,7 +53,9 @@ describe('world-model trainer', () => {
     const report = await evaluateDynamics(dyn, scene, coder.names, knownDynamicsEpisodes(10, 6, 3), [5]);
     await dyn.close();
     await trainer.close();
-    console.log(`known dynamics: 1-step ee ${(1000 * report.one_step.ee_m).toFixed(2)} mm (copy ${(1000 * report.one_step.copy_baseline.ee_m).toFixed(2)} mm), fingers ${(1000 * report.one_step.fingers_m).toFixed(2)} mm, H5 ee ${(1000 * report.open_loop.H5.ee_m).toFixed(2)} mm`);
+    console.log(
+      `known dynamics: 1-step ee ${(1000 * report.one_step.ee_m).toFixed(2)} mm (copy ${(1000 * report.one_step.copy_baseline.ee_m).toFixed(2)} mm), fingers ${(1000 * report.one_step.fingers_m).toFixed(2)} mm, H5 ee ${(1000 * report.open_loop.H5.ee_m).toFixed(2)} mm`,
+    );
     // A step moves the tool 0-28 mm; the learned model must be far better than "nothing moves".
     expect(report.one_step.ee_m).toBeLessThan(0.1 * report.one_step.copy_baseline.ee_m);
     expect(report.one_step.ee_m).toBeLessThan(0.002);
@@ -92,7 +109,13 @@ describe('world-model trainer', () => {
       await first.close();
       const ck = loadWmCheckpoint(dir);
       expect(ck.state.step).toBe(stopAt);
-      const second = await WorldModelTrainer.create(train, val, { net, batch: 64, seed: 7, init: ck.state.params, config: ck.config });
+      const second = await WorldModelTrainer.create(train, val, {
+        net,
+        batch: 64,
+        seed: 7,
+        init: ck.state.params,
+        config: ck.config,
+      });
       second.restore(ck.state);
       const rest = await second.fit({ steps: 30, lr: 3e-3, evalEvery: 10 });
       const { elapsedMs: _a, ...r1 } = rest;

@@ -3,12 +3,25 @@
 import { io, type Socket } from 'socket.io-client';
 import type { z } from 'zod';
 import {
-  type ClientToServerEvents, type Frame, FrameBatchSchema, HelloSchema, type Hello, PROTOCOL_VERSION, type Reply, type ServerToClientEvents, okReply,
+  type ClientToServerEvents,
+  type Frame,
+  FrameBatchSchema,
+  HelloSchema,
+  type Hello,
+  PROTOCOL_VERSION,
+  type Reply,
+  type ServerToClientEvents,
+  okReply,
 } from '../../src/protocol/index.ts';
 
 export type ViewerSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
-export function connect(onHello: (h: Hello) => void, onFrames: (frames: Frame[], dropped: number) => void, onStreams: (s: string[]) => void, onStatus: (text: string) => void): ViewerSocket {
+export function connect(
+  onHello: (h: Hello) => void,
+  onFrames: (frames: Frame[], dropped: number) => void,
+  onStreams: (s: string[]) => void,
+  onStatus: (text: string) => void,
+): ViewerSocket {
   const token = new URLSearchParams(location.search).get('token') ?? undefined;
   const socket: ViewerSocket = io({ auth: { protocol: PROTOCOL_VERSION, token }, transports: ['websocket'] });
   socket.on('connect', () => onStatus('connected'));
@@ -29,7 +42,12 @@ export function connect(onHello: (h: Hello) => void, onFrames: (frames: Frame[],
 }
 
 /** One request; the reply is validated against `data`. */
-export function request<T extends z.ZodType>(socket: ViewerSocket, event: keyof ClientToServerEvents, data: T, payload?: unknown): Promise<z.infer<T>> {
+export function request<T extends z.ZodType>(
+  socket: ViewerSocket,
+  event: keyof ClientToServerEvents,
+  data: T,
+  payload?: unknown,
+): Promise<z.infer<T>> {
   const schema = okReply(data);
   return new Promise((resolve, reject) => {
     const ack = (raw: unknown) => {

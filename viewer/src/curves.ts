@@ -11,7 +11,10 @@ const GROUPS: Record<string, { title: string; keys: (k: string) => boolean }> = 
   success: { title: 'success by source', keys: among(['success/anchor', 'success/wm', 'eval/success']) },
   debias: { title: 'debias: bias before / after', keys: among(['debias/bias_before', 'debias/bias_after']) },
   weight: { title: 'denoise weight w', keys: among(['denoise/w']) },
-  time: { title: 'seconds per iteration', keys: (k) => k.startsWith('time/') && k !== ('time/eval_s' satisfies TrainMetricKey) },
+  time: {
+    title: 'seconds per iteration',
+    keys: (k) => k.startsWith('time/') && k !== ('time/eval_s' satisfies TrainMetricKey),
+  },
 };
 
 export function drawCurves(rows: readonly MetricsRow[], run: string): void {
@@ -22,7 +25,11 @@ export function drawCurves(rows: readonly MetricsRow[], run: string): void {
     const series: Series[] = keys.map((key, i) => ({
       label: key.replace(/^(time|debias|denoise)\//, ''),
       colour: COLOURS[i % COLOURS.length],
-      points: rows.flatMap((r, n) => (typeof r[key] === 'number' ? [[typeof r.iteration === 'number' ? r.iteration : n, r[key] as number] as [number, number]] : [])),
+      points: rows.flatMap((r, n) =>
+        typeof r[key] === 'number'
+          ? [[typeof r.iteration === 'number' ? r.iteration : n, r[key] as number] as [number, number]]
+          : [],
+      ),
     }));
     drawChart(canvas, `${group.title} · ${run}`, series);
   }

@@ -9,7 +9,13 @@ import { type Dynamics, InPageRunner, type ModelBytes, matchInstruction, type St
 const MODELS = '/models/';
 
 /** Tokens of the last in-page run, by dynamics: the browser test compares them with Node's. */
-export const inPageResult: { done: boolean; task: string; seed: number; tokens: Record<string, Record<string, number>[]>; error: string } = { done: false, task: '', seed: 0, tokens: {}, error: '' };
+export const inPageResult: {
+  done: boolean;
+  task: string;
+  seed: number;
+  tokens: Record<string, Record<string, number>[]>;
+  error: string;
+} = { done: false, task: '', seed: 0, tokens: {}, error: '' };
 (window as unknown as { wmrlInPage: unknown }).wmrlInPage = inPageResult;
 
 async function bytes(name: string): Promise<Uint8Array> {
@@ -32,14 +38,28 @@ function loadRunners(scene: Scene): Promise<Record<Dynamics, InPageRunner>> {
   ortWeb.env.wasm.numThreads = 1; // the page is not cross-origin isolated; one thread everywhere
   runners ??= (async () => {
     const assets = { scene, policy: await model('vla-base'), worldModel: await model('wm-base') };
-    const [physics, worldModel] = await Promise.all([InPageRunner.create(assets, { dynamics: 'physics', ort: ortWeb }), InPageRunner.create(assets, { dynamics: 'world-model', ort: ortWeb })]);
+    const [physics, worldModel] = await Promise.all([
+      InPageRunner.create(assets, { dynamics: 'physics', ort: ortWeb }),
+      InPageRunner.create(assets, { dynamics: 'world-model', ort: ortWeb }),
+    ]);
     return { physics, 'world-model': worldModel };
   })();
   return runners;
 }
 
 const toFrame = (v: StepView, source: Frame['source'], task: string): Frame => ({
-  stream: 'in-page', task, source, step: v.step, instruction: v.instruction, bodies: v.bodies, reward: v.reward, progress: v.progress, success: v.success, done: v.done, terms: { reward: v.reward }, ...(v.offTable && { offTable: true }),
+  stream: 'in-page',
+  task,
+  source,
+  step: v.step,
+  instruction: v.instruction,
+  bodies: v.bodies,
+  reward: v.reward,
+  progress: v.progress,
+  success: v.success,
+  done: v.done,
+  terms: { reward: v.reward },
+  ...(v.offTable && { offTable: true }),
 });
 
 export function setupInPage(scene: Scene, player: Player, status: (text: string) => void): void {
@@ -58,8 +78,13 @@ export function setupInPage(scene: Scene, player: Player, status: (text: string)
         if (!match) throw new Error(`no task of this scene matches "${typed}"`);
         ({ task, seed } = match);
       }
-      const steps = Math.max(1, Math.min(400, Number((document.getElementById('ip-steps') as HTMLInputElement).value) || 80));
-      const mode = (document.querySelector<HTMLInputElement>('input[name=dynamics]:checked')?.value ?? 'physics') as Dynamics | 'side-by-side';
+      const steps = Math.max(
+        1,
+        Math.min(400, Number((document.getElementById('ip-steps') as HTMLInputElement).value) || 80),
+      );
+      const mode = (document.querySelector<HTMLInputElement>('input[name=dynamics]:checked')?.value ?? 'physics') as
+        | Dynamics
+        | 'side-by-side';
       const use: Dynamics[] = mode === 'side-by-side' ? ['physics', 'world-model'] : [mode];
       status('loading models…');
       const all = await loadRunners(scene);
@@ -82,9 +107,16 @@ export function setupInPage(scene: Scene, player: Player, status: (text: string)
         else if (d === 'world-model') Object.assign(track, { physics: frames, worldModel: frames });
         else track.physics = frames;
       }
-      if (track.worldModel && track.worldModel !== track.physics) track.divergence = divergence(track.physics, track.worldModel, scene.objects.map((o) => o.name));
+      if (track.worldModel && track.worldModel !== track.physics)
+        track.divergence = divergence(
+          track.physics,
+          track.worldModel,
+          scene.objects.map((o) => o.name),
+        );
       inPageResult.done = true;
-      status(`${task} seed ${seed}: ${track.physics.length - 1} steps${track.physics.at(-1)?.success ? ', solved' : ''}`);
+      status(
+        `${task} seed ${seed}: ${track.physics.length - 1} steps${track.physics.at(-1)?.success ? ', solved' : ''}`,
+      );
       player.setTrack(track, 0);
       player.play();
     } catch (err) {
@@ -100,7 +132,8 @@ export function setupInPage(scene: Scene, player: Player, status: (text: string)
 function divergence(a: Frame[], b: Frame[], objectNames: string[]): Track['divergence'] {
   const n = Math.min(a.length, b.length);
   const d = (p: readonly number[], q: readonly number[]) => Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
-  const tcp_m: number[] = [], objects_m: number[] = [];
+  const tcp_m: number[] = [],
+    objects_m: number[] = [];
   for (let t = 0; t < n; t++) {
     const other = new Map(b[t].bodies.map((x) => [x.name, x.pos]));
     const palm = a[t].bodies.find((x) => x.name === 'palm');

@@ -1,7 +1,13 @@
 // The viewer page: live streams, recorded runs and in-page runs shown in one three.js view with a
 // timeline, the policy's own 64x64 camera, a per-step divergence plot and the run's training curves.
 import { z } from 'zod';
-import { EpisodeSummarySchema, type Frame, MetricsRowSchema, ReplaySchema, RunSummarySchema } from '../../src/protocol/index.ts';
+import {
+  EpisodeSummarySchema,
+  type Frame,
+  MetricsRowSchema,
+  ReplaySchema,
+  RunSummarySchema,
+} from '../../src/protocol/index.ts';
 import { createRenderer, type Renderer } from '../../src/render/renderer.ts';
 import { type Scene, SceneSchema } from '../../src/scene/schema.ts';
 import { connect, request } from './connection.ts';
@@ -51,11 +57,28 @@ function show(track: Track, t: number): void {
   if (image) drawImage(image.data, image.width, image.height);
   else if (main && camera) drawImage(camera.render(main.bodies), camera.width, camera.height);
   const div = track.divergence;
-  drawChart($<HTMLCanvasElement>('divergence'), 'world model vs physics (m)', div ? [
-    { label: 'tool', colour: '#d62728', points: div.tcp_m.map((v, i) => [i, v]) },
-    { label: 'objects', colour: '#1f77b4', points: div.objects_m.map((v, i) => [i, v]) },
-  ] : [], t);
-  $('frameinfo').textContent = main ? [`${main.source} · ${main.task}`, `step ${main.step}`, `"${main.instruction}"`, `reward ${main.reward.toFixed(3)}`, `progress ${main.progress.toFixed(2)}`, `success ${main.success}`, ...(main.offTable ? ['an object fell off the table: episode over'] : [])].join('\n') : '';
+  drawChart(
+    $<HTMLCanvasElement>('divergence'),
+    'world model vs physics (m)',
+    div
+      ? [
+          { label: 'tool', colour: '#d62728', points: div.tcp_m.map((v, i) => [i, v]) },
+          { label: 'objects', colour: '#1f77b4', points: div.objects_m.map((v, i) => [i, v]) },
+        ]
+      : [],
+    t,
+  );
+  $('frameinfo').textContent = main
+    ? [
+        `${main.source} · ${main.task}`,
+        `step ${main.step}`,
+        `"${main.instruction}"`,
+        `reward ${main.reward.toFixed(3)}`,
+        `progress ${main.progress.toFixed(2)}`,
+        `success ${main.success}`,
+        ...(main.offTable ? ['an object fell off the table: episode over'] : []),
+      ].join('\n')
+    : '';
   $('stepinfo').textContent = `${t} / ${Math.max(0, track.physics.length - 1)}`;
 }
 
@@ -66,7 +89,10 @@ function drawImage(rgb: Uint8Array, w: number, h: number): void {
   const ctx = canvas.getContext('2d')!;
   const img = ctx.createImageData(w, h);
   for (let i = 0; i < w * h; i++) {
-    img.data[4 * i] = rgb[3 * i]; img.data[4 * i + 1] = rgb[3 * i + 1]; img.data[4 * i + 2] = rgb[3 * i + 2]; img.data[4 * i + 3] = 255;
+    img.data[4 * i] = rgb[3 * i];
+    img.data[4 * i + 1] = rgb[3 * i + 1];
+    img.data[4 * i + 2] = rgb[3 * i + 2];
+    img.data[4 * i + 3] = 255;
   }
   ctx.putImageData(img, 0, 0);
 }
@@ -74,8 +100,10 @@ function drawImage(rgb: Uint8Array, w: number, h: number): void {
 function setTab(next: Tab): void {
   tab = next;
   player.stop();
-  for (const b of document.querySelectorAll<HTMLButtonElement>('.tab')) b.classList.toggle('active', b.dataset.tab === next);
-  for (const s of document.querySelectorAll<HTMLElement>('#sidebar section')) s.classList.toggle('active', s.dataset.panel === next);
+  for (const b of document.querySelectorAll<HTMLButtonElement>('.tab'))
+    b.classList.toggle('active', b.dataset.tab === next);
+  for (const s of document.querySelectorAll<HTMLElement>('#sidebar section'))
+    s.classList.toggle('active', s.dataset.panel === next);
   if (next === 'live') void refreshLiveMetrics();
 }
 
@@ -122,7 +150,11 @@ function addStream(name: string): void {
 async function loadRuns(): Promise<void> {
   const runs = await request(socket, 'run:list', z.array(RunSummarySchema));
   const select = $<HTMLSelectElement>('runs');
-  select.replaceChildren(...runs.map((r) => new Option(`${r.id}${r.live ? ' (live)' : ''}${r.episodes ? ` · ${r.episodes} episodes` : ''}`, r.id)));
+  select.replaceChildren(
+    ...runs.map(
+      (r) => new Option(`${r.id}${r.live ? ' (live)' : ''}${r.episodes ? ` · ${r.episodes} episodes` : ''}`, r.id),
+    ),
+  );
   const first = runs.find((r) => r.episodes > 0) ?? runs[0];
   if (first) {
     select.value = first.id;
@@ -139,16 +171,25 @@ async function openRun(id: string): Promise<void> {
     viewerState.episodes = episodes.length;
     if (metrics.length) drawCurves(metrics, id); // a run without metrics keeps the curves shown
     const body = $('episodes').querySelector('tbody')!;
-    body.replaceChildren(...episodes.map((e) => {
-      const tr = document.createElement('tr');
-      for (const v of [e.index, e.task.replace(/^tabletop\//, ''), e.seed, e.success ? '✓' : '✗', e.return.toFixed(2)]) tr.appendChild(document.createElement('td')).textContent = String(v);
-      tr.title = e.instruction;
-      tr.onclick = () => {
-        for (const r of body.querySelectorAll('tr')) r.classList.toggle('selected', r === tr);
-        void openEpisode(id, e.index);
-      };
-      return tr;
-    }));
+    body.replaceChildren(
+      ...episodes.map((e) => {
+        const tr = document.createElement('tr');
+        for (const v of [
+          e.index,
+          e.task.replace(/^tabletop\//, ''),
+          e.seed,
+          e.success ? '✓' : '✗',
+          e.return.toFixed(2),
+        ])
+          tr.appendChild(document.createElement('td')).textContent = String(v);
+        tr.title = e.instruction;
+        tr.onclick = () => {
+          for (const r of body.querySelectorAll('tr')) r.classList.toggle('selected', r === tr);
+          void openEpisode(id, e.index);
+        };
+        return tr;
+      }),
+    );
     (body.querySelector('tr') as HTMLElement | null)?.click();
   } catch (err) {
     viewerState.error = (err as Error).message;

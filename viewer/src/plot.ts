@@ -10,7 +10,8 @@ export const COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '
 export function drawChart(canvas: HTMLCanvasElement, title: string, series: Series[], marker?: number): void {
   const ctx = canvas.getContext('2d');
   if (!ctx) return;
-  const w = (canvas.width = canvas.clientWidth || 320), h = (canvas.height = canvas.clientHeight || 160);
+  const w = (canvas.width = canvas.clientWidth || 320),
+    h = (canvas.height = canvas.clientHeight || 160);
   ctx.clearRect(0, 0, w, h);
   ctx.font = '11px system-ui, sans-serif';
   ctx.fillStyle = '#222';
@@ -21,10 +22,18 @@ export function drawChart(canvas: HTMLCanvasElement, title: string, series: Seri
     ctx.fillText('no data yet', 6, h / 2);
     return;
   }
-  let [x0, x1, y0, y1] = [Math.min(...pts.map((p) => p[0])), Math.max(...pts.map((p) => p[0])), Math.min(...pts.map((p) => p[1])), Math.max(...pts.map((p) => p[1]))];
+  let [x0, x1, y0, y1] = [
+    Math.min(...pts.map((p) => p[0])),
+    Math.max(...pts.map((p) => p[0])),
+    Math.min(...pts.map((p) => p[1])),
+    Math.max(...pts.map((p) => p[1])),
+  ];
   if (x1 === x0) x1 = x0 + 1;
   if (y1 === y0) [y0, y1] = [y0 - 0.5, y1 + 0.5];
-  const L = 40, R = 8, T = 18, B = 16;
+  const L = 40,
+    R = 8,
+    T = 18,
+    B = 16;
   const sx = (x: number) => L + ((x - x0) / (x1 - x0)) * (w - L - R);
   const sy = (y: number) => h - B - ((y - y0) / (y1 - y0)) * (h - T - B);
   ctx.strokeStyle = '#ccc';

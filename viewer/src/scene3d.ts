@@ -26,7 +26,10 @@ export class TabletopView {
   private readonly ghosts = new Map<string, THREE.Mesh>();
   private dirty = true;
 
-  constructor(readonly canvas: HTMLCanvasElement, scene: Scene) {
+  constructor(
+    readonly canvas: HTMLCanvasElement,
+    scene: Scene,
+  ) {
     this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
     this.renderer.setPixelRatio(1);
     this.scene3.background = new THREE.Color(...scene.background);
@@ -50,7 +53,10 @@ export class TabletopView {
       if (b.pose) place(mesh, b.pose);
       else {
         this.moving.set(b.name, mesh);
-        const ghost = new THREE.Mesh(mesh.geometry, new THREE.MeshLambertMaterial({ color: 0xff30ff, transparent: true, opacity: 0.3, depthWrite: false }));
+        const ghost = new THREE.Mesh(
+          mesh.geometry,
+          new THREE.MeshLambertMaterial({ color: 0xff30ff, transparent: true, opacity: 0.3, depthWrite: false }),
+        );
         ghost.visible = false;
         this.ghosts.set(b.name, ghost);
         this.scene3.add(ghost);
@@ -84,7 +90,8 @@ export class TabletopView {
   }
 
   private resize(): void {
-    const w = this.canvas.clientWidth || 640, h = this.canvas.clientHeight || 480;
+    const w = this.canvas.clientWidth || 640,
+      h = this.canvas.clientHeight || 480;
     this.renderer.setSize(w, h, false);
     this.camera.aspect = w / h;
     this.camera.updateProjectionMatrix();

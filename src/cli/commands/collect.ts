@@ -22,11 +22,17 @@ const CollectOptions = z.object({
 export function registerCollect(program: Command): void {
   program
     .command('collect')
-    .description('record scripted-expert demonstrations (train split) for behaviour cloning: noisy execution, clean expert labels (DART)')
+    .description(
+      'record scripted-expert demonstrations (train split) for behaviour cloning: noisy execution, clean expert labels (DART)',
+    )
     .option('--task <id>', 'task id (tabletop/push, push, ...) or all', 'all')
     .option('--episodes <n>', 'demonstrations per task (400: the recipe of models/vla-base.onnx)', '400')
     .requiredOption('--out <dir>', 'output folder (episodes.bin + index.json + labels.bin + demos.json)')
-    .option('--noise <p>', 'probability of replacing each executed token by a random one (the label stays the expert token)', '0.05')
+    .option(
+      '--noise <p>',
+      'probability of replacing each executed token by a random one (the label stays the expert token)',
+      '0.05',
+    )
     .option('--seed <n>', 'seed of the noise stream', '0')
     .option('--offset <n>', 'first train-split episode index', '0')
     .option('--num-envs <n>', 'parallel envs', '8')
@@ -43,19 +49,31 @@ export function registerCollect(program: Command): void {
         const bar = progressBar('collect', taskIds.length * opts.episodes);
         for (const taskId of taskIds) {
           const got = await collectDemos(scene, taskId, {
-            episodes: opts.episodes, noise: opts.noise, seed: opts.seed, seedOffset: opts.offset, numEnvs: opts.numEnvs,
+            episodes: opts.episodes,
+            noise: opts.noise,
+            seed: opts.seed,
+            seedOffset: opts.offset,
+            numEnvs: opts.numEnvs,
             onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
           });
           tasks[taskId] = summarise(got);
           demos.push(...got);
         }
         bar.stop();
-        const meta = { format: DEMOS_FORMAT, scene: opts.scene ?? DEFAULT_SCENE_PATH, noise: opts.noise, seed: opts.seed, labels: 'expert', observations: 're-simulate' } as const;
+        const meta = {
+          format: DEMOS_FORMAT,
+          scene: opts.scene ?? DEFAULT_SCENE_PATH,
+          noise: opts.noise,
+          seed: opts.seed,
+          labels: 'expert',
+          observations: 're-simulate',
+        } as const;
         writeDemoFolder(opts.out, meta, `wmrl collect ${process.argv.slice(3).join(' ')}`, scene, demos);
       });
       const steps = demos.reduce((s, d) => s + d.length, 0);
       const seconds = (performance.now() - started) / 1000;
-      if (opts.json) return printJson({ out: opts.out, episodes: demos.length, steps, seconds, noise: opts.noise, tasks });
+      if (opts.json)
+        return printJson({ out: opts.out, episodes: demos.length, steps, seconds, noise: opts.noise, tasks });
       for (const [id, s] of Object.entries(tasks)) console.log(formatSummary(id, s));
       console.log(`${demos.length} demonstrations, ${steps} labelled steps in ${seconds.toFixed(1)} s -> ${opts.out}`);
     });

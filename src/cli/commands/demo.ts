@@ -15,18 +15,30 @@ export function registerDemo(program: Command): void {
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout')
     .action(async (raw) => {
-      const opts = parseOptions(z.object({ episodes: intFlag(1), scene: z.string().optional(), json: z.boolean().optional() }), raw);
+      const opts = parseOptions(
+        z.object({ episodes: intFlag(1), scene: z.string().optional(), json: z.boolean().optional() }),
+        raw,
+      );
       const scene = loadScene(opts.scene);
       const taskIds = resolveTasks(scene, 'all');
       const results: Record<string, Record<string, ReturnType<typeof summarise>>> = { expert: {}, random: {} };
-      if (!opts.json) console.log(`wmrl physics demo: ${opts.episodes} held-out episodes per family (Rapier, 20 Hz control, 64x64 camera)\n`);
+      if (!opts.json)
+        console.log(
+          `wmrl physics demo: ${opts.episodes} held-out episodes per family (Rapier, 20 Hz control, 64x64 camera)\n`,
+        );
       const bar = progressBar('demo', 2 * taskIds.length * opts.episodes);
       const start = performance.now();
       let steps = 0;
       for (const policyName of ['expert', 'random']) {
         for (const taskId of taskIds) {
           const episodes = await runEpisodes({
-            scene, taskId, policyName, episodes: opts.episodes, split: 'heldout', seedOffset: 0, numEnvs: 4,
+            scene,
+            taskId,
+            policyName,
+            episodes: opts.episodes,
+            split: 'heldout',
+            seedOffset: 0,
+            numEnvs: 4,
             makePolicy: (env) => (policyName === 'expert' ? expertPolicy(env) : randomPolicy(env.spec, 0)),
             onEpisode: () => bar.tick(),
           });
@@ -41,7 +53,9 @@ export function registerDemo(program: Command): void {
         console.log(`${policyName} policy`);
         for (const [id, s] of Object.entries(tasks)) console.log(`  ${formatSummary(id, s)}`);
       }
-      console.log(`\n${steps} env steps in ${seconds.toFixed(1)} s (${(steps / seconds).toFixed(0)} steps/s including rendering and policy)`);
+      console.log(
+        `\n${steps} env steps in ${seconds.toFixed(1)} s (${(steps / seconds).toFixed(0)} steps/s including rendering and policy)`,
+      );
       console.log('Next: npx wmrl --help');
     });
 }

@@ -1,6 +1,13 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type EvalOptions, type EvalReport, type PolicyResult, formatReport, runEval, writeEvalFolder } from '../../eval/index.ts';
+import {
+  type EvalOptions,
+  type EvalReport,
+  type PolicyResult,
+  formatReport,
+  runEval,
+  writeEvalFolder,
+} from '../../eval/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
@@ -30,19 +37,40 @@ export function evalOptions(opts: EvalOpts, onEpisode?: () => void): EvalOptions
   if (policies.length === 0) throw new UsageError('--policy: required (or --compare A B)');
   if (opts.policy && opts.compare) throw new UsageError('--compare: use either --policy P or --compare A B, not both');
   const scene = loadScene(opts.scene);
-  return { ...opts, scene, tasks: resolveTasks(scene, opts.task), policies, flag: opts.compare ? '--compare' : '--policy', onEpisode };
+  return {
+    ...opts,
+    scene,
+    tasks: resolveTasks(scene, opts.task),
+    policies,
+    flag: opts.compare ? '--compare' : '--policy',
+    onEpisode,
+  };
 }
 
 export function registerEval(program: Command): void {
   program
     .command('eval')
-    .description('evaluate a policy in physics: success per task family with Wilson 95% CIs; --compare A B gives the paired difference')
+    .description(
+      'evaluate a policy in physics: success per task family with Wilson 95% CIs; --compare A B gives the paired difference',
+    )
     .option('--policy <p>', 'model file (.onnx), expert or random')
     .option('--compare <policies...>', 'two policies run on the same seeds: --compare A B')
-    .option('--split <split>', 'train | validation (model selection only) | heldout (held-out seeds and object-target pairs)', 'heldout')
+    .option(
+      '--split <split>',
+      'train | validation (model selection only) | heldout (held-out seeds and object-target pairs)',
+      'heldout',
+    )
     .option('--episodes <n>', 'episodes per task family', '100')
-    .option('--seed <n>', 'first episode index inside the split (the random draws of an episode depend only on its seed and step)', '0')
-    .option('--temperature <t>', 'model policies: sampling temperature (0 = greedy argmax)', String(DEFAULT_EVAL_TEMPERATURE))
+    .option(
+      '--seed <n>',
+      'first episode index inside the split (the random draws of an episode depend only on its seed and step)',
+      '0',
+    )
+    .option(
+      '--temperature <t>',
+      'model policies: sampling temperature (0 = greedy argmax)',
+      String(DEFAULT_EVAL_TEMPERATURE),
+    )
     .option('--task <id>', 'task id or all', 'all')
     .option('--num-envs <n>', 'parallel envs', '8')
     .option('--out <dir>', 'run folder for report.json, success.png, index.html (default: runs/eval-<time>)')
@@ -64,8 +92,19 @@ export function registerEval(program: Command): void {
       });
       if (opts.json) {
         const strip = (p: PolicyResult) => ({ policy: p.policy, results: p.results });
-        const head = { split: report.split, episodes_per_task: report.episodes_per_task, seed: report.seed, temperature: report.temperature, out, report: files.json };
-        return printJson(report.paired ? { ...head, policies: report.policies.map(strip), paired: report.paired } : { ...head, ...strip(report.policies[0]) });
+        const head = {
+          split: report.split,
+          episodes_per_task: report.episodes_per_task,
+          seed: report.seed,
+          temperature: report.temperature,
+          out,
+          report: files.json,
+        };
+        return printJson(
+          report.paired
+            ? { ...head, policies: report.policies.map(strip), paired: report.paired }
+            : { ...head, ...strip(report.policies[0]) },
+        );
       }
       console.log(formatReport(report));
       console.log(`report: ${files.json}  chart: ${files.html}`);

@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readInputJson } from '../../core/input-file.ts';
-import { ResearchSpeedupSchema, SpeedupConfigSchema, WMRL_BIN, runResearchSpeedup, runSpeedup, writeResearchReport, writeSpeedupReport } from '../../experiment/index.ts';
+import {
+  ResearchSpeedupSchema,
+  SpeedupConfigSchema,
+  WMRL_BIN,
+  runResearchSpeedup,
+  runSpeedup,
+  writeResearchReport,
+  writeSpeedupReport,
+} from '../../experiment/index.ts';
 import { MODES } from '../../trainer/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { UsageError, parseOptions, printJson, requireFile } from '../options.ts';
@@ -11,7 +19,11 @@ import { loadScene, resolveTasks } from '../scene.ts';
 const commaList = z.string().transform((s) => s.split(',').filter(Boolean));
 
 const SpeedupOptions = z.object({
-  seeds: z.string().transform((s) => s.split(',').filter(Boolean).map(Number)).pipe(z.array(z.number().int().min(0)).min(1)).optional(),
+  seeds: z
+    .string()
+    .transform((s) => s.split(',').filter(Boolean).map(Number))
+    .pipe(z.array(z.number().int().min(0)).min(1))
+    .optional(),
   modes: commaList.pipe(z.array(z.enum(MODES)).min(1)).optional(),
   task: z.string().optional(),
   config: z.string().optional(),
@@ -29,12 +41,21 @@ const SpeedupOptions = z.object({
 async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<string, unknown>): Promise<void> {
   const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'experiment config') : {};
   const parsed = ResearchSpeedupSchema.safeParse({ ...file, ...(o.seeds ? { seed: o.seeds[0] } : {}) });
-  if (!parsed.success) throw new UsageError(`experiment config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new UsageError(
+      `experiment config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   const runs = raw.runs === 'runs/speedup' ? 'runs/research-speedup' : o.runs;
   const reportDir = raw.report === 'docs/speedup' ? 'docs/autoresearch' : o.report;
-  const log = (line: string) => { if (!o.json) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`); };
+  const log = (line: string) => {
+    if (!o.json) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+  };
   const report = await withFolderLock(runs, '--runs', () => runResearchSpeedup(parsed.data, runs, log));
-  const files = writeResearchReport(reportDir, report, `wmrl experiment speedup ${process.argv.slice(4).join(' ')}`.trim());
+  const files = writeResearchReport(
+    reportDir,
+    report,
+    `wmrl experiment speedup ${process.argv.slice(4).join(' ')}`.trim(),
+  );
   if (o.json) return printJson(report);
   console.log(readFileSync(files.md, 'utf8'));
 }
@@ -43,11 +64,19 @@ export function registerExperiment(program: Command): void {
   const experiment = program.command('experiment').description('experiments over trainer runs');
   experiment
     .command('speedup')
-    .description('real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, the speedup to real\'s final success; resumable (finished runs and evaluations are kept)')
+    .description(
+      "real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, the speedup to real's final success; resumable (finished runs and evaluations are kept)",
+    )
     .option('--seeds <list>', 'run seeds, comma-separated (default 0)')
-    .option('--modes <list>', `modes, comma-separated, must include real (default real,wmrl,mix,mix+denoise,mix+debias; valid: ${MODES.join(', ')})`)
+    .option(
+      '--modes <list>',
+      `modes, comma-separated, must include real (default real,wmrl,mix,mix+denoise,mix+debias; valid: ${MODES.join(', ')})`,
+    )
     .option('--task <ids>', 'tasks, comma-separated (default pick-place,put-in-bin)')
-    .option('--config <file>', 'JSON file of experiment fields (iterations, evalEvery, evalEpisodes, finalEpisodes, jobs)')
+    .option(
+      '--config <file>',
+      'JSON file of experiment fields (iterations, evalEvery, evalEpisodes, finalEpisodes, jobs)',
+    )
     .option('--jobs <n>', 'training runs at once (default 2: one per core)')
     .option('--runs <dir>', 'folder of the run folders and cached evaluations', 'runs/speedup')
     .option('--report <dir>', 'where report.json and index.html go', 'docs/speedup')
@@ -55,8 +84,19 @@ export function registerExperiment(program: Command): void {
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print the report as one JSON object on stdout')
-    .option('--suite <s>', 'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl, first of --seeds; --runs default runs/research-speedup, --report docs/autoresearch; --config fields below)', 'tabletop')
-    .addHelpText('after', `\nExperiment fields (--config file.json):\n${Object.entries(SpeedupConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}\n\n--suite autoresearch fields:\n${Object.entries(ResearchSpeedupSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`)
+    .option(
+      '--suite <s>',
+      'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl, first of --seeds; --runs default runs/research-speedup, --report docs/autoresearch; --config fields below)',
+      'tabletop',
+    )
+    .addHelpText(
+      'after',
+      `\nExperiment fields (--config file.json):\n${Object.entries(SpeedupConfigSchema.shape)
+        .map(([k, v]) => `  ${k}: ${v.description ?? ''}`)
+        .join('\n')}\n\n--suite autoresearch fields:\n${Object.entries(ResearchSpeedupSchema.shape)
+        .map(([k, v]) => `  ${k}: ${v.description ?? ''}`)
+        .join('\n')}`,
+    )
     .action(async (raw) => {
       const o = parseOptions(SpeedupOptions, raw);
       if (o.suite === 'autoresearch') return researchSuite(o, raw);
@@ -64,17 +104,38 @@ export function registerExperiment(program: Command): void {
       requireFile('--world-model', o.worldModel, 'world-model file');
       const scene = loadScene(o.scene);
       const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'experiment config') : {};
-      const flags = Object.fromEntries(Object.entries({ seeds: o.seeds, modes: o.modes, jobs: o.jobs, tasks: o.task && resolveTasks(scene, o.task) }).filter(([, v]) => v !== undefined));
+      const flags = Object.fromEntries(
+        Object.entries({
+          seeds: o.seeds,
+          modes: o.modes,
+          jobs: o.jobs,
+          tasks: o.task && resolveTasks(scene, o.task),
+        }).filter(([, v]) => v !== undefined),
+      );
       const parsed = SpeedupConfigSchema.safeParse({ ...file, ...flags });
-      if (!parsed.success) throw new UsageError(`experiment config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      if (!parsed.success)
+        throw new UsageError(
+          `experiment config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        );
       const command = `wmrl experiment speedup ${process.argv.slice(4).join(' ')}`.trim();
-      const log = (line: string) => { if (!o.json) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`); };
-      const report = await withFolderLock(o.runs, '--runs', () => runSpeedup(scene, parsed.data, { runs: o.runs, report: o.report, policy: o.policy, worldModel: o.worldModel, scene: o.scene, bin: WMRL_BIN }, log));
+      const log = (line: string) => {
+        if (!o.json) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+      };
+      const report = await withFolderLock(o.runs, '--runs', () =>
+        runSpeedup(
+          scene,
+          parsed.data,
+          { runs: o.runs, report: o.report, policy: o.policy, worldModel: o.worldModel, scene: o.scene, bin: WMRL_BIN },
+          log,
+        ),
+      );
       const files = writeSpeedupReport(o.report, report, command);
       if (o.json) return printJson(report);
       for (const r of report.runs) {
         const f = r.final.overall;
-        console.log(`${r.mode.padEnd(12)} seed ${r.seed}: held-out ${(100 * f.success).toFixed(1)}% (vs base ${(100 * f.vs_base.diff).toFixed(1)} [${(100 * f.vs_base.ci_low).toFixed(1)}, ${(100 * f.vs_base.ci_high).toFixed(1)}]), ${r.train_seconds.toFixed(0)} s, ${r.physics_steps} physics steps, speedup ${r.speedup_wall === null ? 'not reached' : `${r.speedup_wall.toFixed(2)}x wall / ${r.speedup_physics!.toFixed(1)}x physics`}`);
+        console.log(
+          `${r.mode.padEnd(12)} seed ${r.seed}: held-out ${(100 * f.success).toFixed(1)}% (vs base ${(100 * f.vs_base.diff).toFixed(1)} [${(100 * f.vs_base.ci_low).toFixed(1)}, ${(100 * f.vs_base.ci_high).toFixed(1)}]), ${r.train_seconds.toFixed(0)} s, ${r.physics_steps} physics steps, speedup ${r.speedup_wall === null ? 'not reached' : `${r.speedup_wall.toFixed(2)}x wall / ${r.speedup_physics!.toFixed(1)}x physics`}`,
+        );
       }
       console.log(`report: ${files.json}, ${files.html}`);
     });

@@ -36,29 +36,35 @@ type Opts = z.infer<typeof PretrainOptions>;
 async function pretrainWithProgress({ json: _json, ...opts }: Opts): Promise<PretrainSummary> {
   const runDir = opts.runDir ?? join('runs', `pretrain-${basename(opts.out, '.onnx')}`);
   let bar: ProgressBar | undefined;
-  const r = await pretrain({ ...opts, runDir }, {
-    shouldStop: interrupted,
-    log: (line) => process.stderr.write(`${line}\n`),
-    onStart: (done, total) => {
-      const steps = progressBar('pretrain', total);
-      steps.tick(done);
-      bar = steps;
-      const release = cooperate();
-      return () => {
-        release();
-        steps.stop();
-      };
+  const r = await pretrain(
+    { ...opts, runDir },
+    {
+      shouldStop: interrupted,
+      log: (line) => process.stderr.write(`${line}\n`),
+      onStart: (done, total) => {
+        const steps = progressBar('pretrain', total);
+        steps.tick(done);
+        bar = steps;
+        const release = cooperate();
+        return () => {
+          release();
+          steps.stop();
+        };
+      },
+      onStep: (_step, loss) => bar?.tick(1, `loss ${loss.toFixed(3)}`),
     },
-    onStep: (_step, loss) => bar?.tick(1, `loss ${loss.toFixed(3)}`),
-  });
-  if (r.stopped) throw new InterruptedError(`interrupted at step ${r.step}: checkpoint in ${runDir} (continue with --resume)`);
+  );
+  if (r.stopped)
+    throw new InterruptedError(`interrupted at step ${r.step}: checkpoint in ${runDir} (continue with --resume)`);
   return r.summary;
 }
 
 export function registerPretrain(program: Command): void {
   program
     .command('pretrain')
-    .description('behaviour-clone the VLA on demonstrations from `wmrl collect` (cross-entropy on action tokens); the defaults are the recipe of models/vla-base.onnx')
+    .description(
+      'behaviour-clone the VLA on demonstrations from `wmrl collect` (cross-entropy on action tokens); the defaults are the recipe of models/vla-base.onnx',
+    )
     .requiredOption('--data <dir>', 'demonstration folder written by wmrl collect')
     .requiredOption('--out <file.onnx>', 'policy file to write (plus its .json sidecar)')
     .option('--steps <n>', 'optimizer steps', '12000')
@@ -71,16 +77,28 @@ export function registerPretrain(program: Command): void {
     .option('--log-every <n>', 'steps per JSONL metrics line', '50')
     .option('--threads <n>', 'onnxruntime intra-op threads', '1')
     .option('--checkpoint-every <n>', 'steps between checkpoints (each one commit; Ctrl-C also writes one)', '500')
-    .option('--max-nonfinite <n>', 'stop with an error after this many consecutive steps with a non-finite loss or gradient', String(DEFAULT_MAX_NONFINITE_STEPS))
+    .option(
+      '--max-nonfinite <n>',
+      'stop with an error after this many consecutive steps with a non-finite loss or gradient',
+      String(DEFAULT_MAX_NONFINITE_STEPS),
+    )
     .option('--run-dir <dir>', 'checkpoints and metrics.jsonl (default: runs/pretrain-<name>)')
-    .option('--resume', 'continue from the checkpoint in the run folder (same options and data): the result is bit-identical to an uninterrupted run')
+    .option(
+      '--resume',
+      'continue from the checkpoint in the run folder (same options and data): the result is bit-identical to an uninterrupted run',
+    )
     .option('--only-success', 'train only on demonstrations whose noisy execution succeeded')
-    .option('--no-counterfactual', 'leave out the counterfactual-instruction rows (approach frames relabelled for the other objects)')
+    .option(
+      '--no-counterfactual',
+      'leave out the counterfactual-instruction rows (approach frames relabelled for the other objects)',
+    )
     .option('--json', 'print one JSON object on stdout')
     .action(async (raw) => {
       const opts = parseOptions(PretrainOptions, raw);
       const result = await pretrainWithProgress(opts);
       if (opts.json) return printJson(result);
-      console.log(`wrote ${opts.out}: ${result.steps} steps on ${result.samples} samples in ${result.seconds.toFixed(0)} s (metrics: ${result.runDir}/metrics.jsonl)`);
+      console.log(
+        `wrote ${opts.out}: ${result.steps} steps on ${result.samples} samples in ${result.seconds.toFixed(0)} s (metrics: ${result.runDir}/metrics.jsonl)`,
+      );
     });
 }

@@ -19,18 +19,40 @@ export function registerRender(program: Command): void {
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout')
     .action(async (raw) => {
-      const opts = parseOptions(z.object({ task: z.string(), seed: seedFlag, out: z.string().endsWith('.png', 'must end in .png'), camera: z.string().optional(), scale: intFlag(1).max(16), scene: z.string().optional(), json: z.boolean().optional() }), raw);
+      const opts = parseOptions(
+        z.object({
+          task: z.string(),
+          seed: seedFlag,
+          out: z.string().endsWith('.png', 'must end in .png'),
+          camera: z.string().optional(),
+          scale: intFlag(1).max(16),
+          scene: z.string().optional(),
+          json: z.boolean().optional(),
+        }),
+        raw,
+      );
       const scene = loadScene(opts.scene);
       const [taskId] = resolveTasks(scene, opts.task);
       const camera = opts.camera ?? scene.cameras.find((c) => c.mount === 'fixed')?.name ?? scene.cameras[0].name;
       const cam = scene.cameras.find((c) => c.name === camera);
-      if (!cam) throw new UsageError(`--camera: unknown camera "${camera}"; scene has ${scene.cameras.map((c) => c.name).join(', ')}`);
+      if (!cam)
+        throw new UsageError(
+          `--camera: unknown camera "${camera}"; scene has ${scene.cameras.map((c) => c.name).join(', ')}`,
+        );
       const env = await createTabletopEnv({ scene, taskId, numEnvs: 1, cameras: [camera] });
       try {
         const { obs, info } = await env.reset({ seed: opts.seed });
         mkdirSync(dirname(opts.out), { recursive: true });
         writePng(opts.out, obs[`image_${camera}`] as Uint8Array, cam.width, cam.height, opts.scale);
-        const result = { out: opts.out, task: taskId, seed: opts.seed, camera, instruction: info.instruction?.[0] ?? '', width: cam.width * opts.scale, height: cam.height * opts.scale };
+        const result = {
+          out: opts.out,
+          task: taskId,
+          seed: opts.seed,
+          camera,
+          instruction: info.instruction?.[0] ?? '',
+          width: cam.width * opts.scale,
+          height: cam.height * opts.scale,
+        };
         if (opts.json) printJson(result);
         else console.log(`wrote ${opts.out} (${result.width}x${result.height}): "${result.instruction}"`);
       } finally {

@@ -44,41 +44,58 @@ export function registerRollout(program: Command): void {
     .option('--noise <p>', 'expert only: probability of replacing each token with a random one', '0')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout (keys success_rate, ci_low, ci_high, episodes, tasks)');
-  addServeFlags(cmd, 'rolling out')
-    .action(async (raw) => {
-      const opts = parseOptions(RolloutOptions, raw);
-      const scene = loadScene(opts.scene);
-      const taskIds = resolveTasks(scene, opts.task);
-      const out = opts.out ?? defaultRunDir('rollout');
-      const all: StoredEpisode[] = [];
-      const tasks: Record<string, SuccessSummary> = {};
-      await withFolderLock(out, '--out', async () => {
-        const source = await policySource(opts.policy, { noise: opts.noise });
-        const viewer = opts.serve ? await startViewer({ scene, runs: dirname(out), liveRun: out, host: opts.host, port: opts.port }) : null;
-        if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
-        const bar = progressBar('rollout', taskIds.length * opts.episodes);
-        try {
-          for (const taskId of taskIds) {
-            const episodes = await runEpisodes({
-              scene, taskId, policyName: opts.policy, episodes: opts.episodes, split: opts.split, seedOffset: opts.seed, numEnvs: opts.numEnvs, recordStates: true,
-              makePolicy: (env) => source.make(env),
-              onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
-              live: viewer?.hub,
-            });
-            tasks[taskId] = summarise(episodes);
-            all.push(...episodes);
-          }
-        } finally {
-          bar.stop();
-          await source.close();
-          await viewer?.close();
+  addServeFlags(cmd, 'rolling out').action(async (raw) => {
+    const opts = parseOptions(RolloutOptions, raw);
+    const scene = loadScene(opts.scene);
+    const taskIds = resolveTasks(scene, opts.task);
+    const out = opts.out ?? defaultRunDir('rollout');
+    const all: StoredEpisode[] = [];
+    const tasks: Record<string, SuccessSummary> = {};
+    await withFolderLock(out, '--out', async () => {
+      const source = await policySource(opts.policy, { noise: opts.noise });
+      const viewer = opts.serve
+        ? await startViewer({ scene, runs: dirname(out), liveRun: out, host: opts.host, port: opts.port })
+        : null;
+      if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
+      const bar = progressBar('rollout', taskIds.length * opts.episodes);
+      try {
+        for (const taskId of taskIds) {
+          const episodes = await runEpisodes({
+            scene,
+            taskId,
+            policyName: opts.policy,
+            episodes: opts.episodes,
+            split: opts.split,
+            seedOffset: opts.seed,
+            numEnvs: opts.numEnvs,
+            recordStates: true,
+            makePolicy: (env) => source.make(env),
+            onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),
+            live: viewer?.hub,
+          });
+          tasks[taskId] = summarise(episodes);
+          all.push(...episodes);
         }
-        writeEpisodeFolder(out, { command: `wmrl rollout ${process.argv.slice(3).join(' ')}`, actionNames: [...ACTION_NAMES], stateNames: stateNames(scene.objects.map((o) => o.name)) }, all);
-      });
-      const overall = summarise(all);
-      if (opts.json) return printJson({ task: opts.task, policy: opts.policy, split: opts.split, ...overall, tasks, out });
-      for (const [id, s] of Object.entries(tasks)) console.log(formatSummary(id, s));
-      if (taskIds.length > 1) console.log(formatSummary('overall', overall));
-      console.log(`episodes written to ${out}`);
+      } finally {
+        bar.stop();
+        await source.close();
+        await viewer?.close();
+      }
+      writeEpisodeFolder(
+        out,
+        {
+          command: `wmrl rollout ${process.argv.slice(3).join(' ')}`,
+          actionNames: [...ACTION_NAMES],
+          stateNames: stateNames(scene.objects.map((o) => o.name)),
+        },
+        all,
+      );
     });
+    const overall = summarise(all);
+    if (opts.json)
+      return printJson({ task: opts.task, policy: opts.policy, split: opts.split, ...overall, tasks, out });
+    for (const [id, s] of Object.entries(tasks)) console.log(formatSummary(id, s));
+    if (taskIds.length > 1) console.log(formatSummary('overall', overall));
+    console.log(`episodes written to ${out}`);
+  });
 }

@@ -24,15 +24,24 @@ const ShadowOptions = z.object({
   json: z.boolean().optional(),
 });
 
-
 export function registerShadow(program: Command): void {
   program
     .command('shadow')
-    .description('step physics and the world model on the same actions; report per-step divergence and hallucinated success')
-    .option('--policy <name>', 'expert | random | a VLA model file (.onnx), acting on the physics observations', 'expert')
+    .description(
+      'step physics and the world model on the same actions; report per-step divergence and hallucinated success',
+    )
+    .option(
+      '--policy <name>',
+      'expert | random | a VLA model file (.onnx), acting on the physics observations',
+      'expert',
+    )
     .option('--task <id>', 'task id (tabletop/push, push, ...)', 'push')
     .option('--episodes <n>', 'episodes', '20')
-    .option('--model <file>', 'world-model file, or "physics" (the physics itself: zero divergence)', 'models/wm-base.onnx')
+    .option(
+      '--model <file>',
+      'world-model file, or "physics" (the physics itself: zero divergence)',
+      'models/wm-base.onnx',
+    )
     .option('--sampling <mode>', 'mean | member (one ensemble member per env and step)', 'mean')
     .option('--noise <p>', 'expert only: probability of replacing each token with a random one', '0')
     .option('--seed <n>', 'first episode index inside the split', '0')
@@ -45,19 +54,30 @@ export function registerShadow(program: Command): void {
       const o = parseOptions(ShadowOptions, raw);
       const scene = loadScene(o.scene);
       const [taskId] = resolveTasks(scene, o.task);
-      if (o.task === 'all') throw new UsageError('--task: shadow mode runs one task; pick one of push, pick-place, stack, put-in-bin');
+      if (o.task === 'all')
+        throw new UsageError('--task: shadow mode runs one task; pick one of push, pick-place, stack, put-in-bin');
       if (o.model !== 'physics') requireFile('--model', o.model, 'world-model file');
       const run = async () => {
         const n = Math.min(o.numEnvs, o.episodes);
         const source = await policySource(o.policy, { noise: o.noise });
         const real = await createTabletopEnv({ scene, taskId, numEnvs: n });
-        const dynamics = o.model === 'physics' ? await PhysicsDynamics.create(scene, taskId, n) : (await loadEnsembleDynamics(o.model, scene, real.spec)).dynamics;
+        const dynamics =
+          o.model === 'physics'
+            ? await PhysicsDynamics.create(scene, taskId, n)
+            : (await loadEnsembleDynamics(o.model, scene, real.spec)).dynamics;
         const wm = new WorldModelEnv({ scene, spec: real.spec, numEnvs: n, dynamics, sampling: o.sampling });
         const seeds = Array.from({ length: o.episodes }, (_, k) => splitSeed(scene, o.split, o.seed + k));
         const bar = progressBar('shadow', o.episodes);
         try {
           const report = await runShadow(real, wm, { seeds, policy: source.make(real), onEpisode: () => bar.tick() });
-          const summary = { task: taskId, policy: o.policy, model: o.model, sampling: o.sampling, split: o.split, ...report };
+          const summary = {
+            task: taskId,
+            policy: o.policy,
+            model: o.model,
+            sampling: o.sampling,
+            split: o.split,
+            ...report,
+          };
           return { report, summary, files: o.out ? writeShadowFolder(o.out, summary) : undefined };
         } finally {
           bar.stop();
@@ -70,8 +90,12 @@ export function registerShadow(program: Command): void {
       if (o.json) return printJson({ ...summary, files });
       const mm = (x: number) => `${(1000 * x).toFixed(1)} mm`;
       console.log(`${taskId} ${o.policy} vs ${o.model}: ${report.episodes} episodes, ${report.steps} steps`);
-      console.log(`mean divergence: ee ${mm(report.mean.ee_m)}  fingers ${mm(report.mean.fingers_m)}  objects ${mm(report.mean.objects_m)}  task object ${mm(report.mean.task_object_m)}  image MAE ${report.mean.image_mae.toFixed(2)}`);
-      console.log(`success: physics ${(100 * report.env_success_rate).toFixed(1)}%  world model ${(100 * report.wm_success_rate).toFixed(1)}%  hallucinated ${(100 * report.hallucinated_success_rate).toFixed(1)}% of episodes, ${(100 * report.hallucinated_step_rate).toFixed(2)}% of steps`);
+      console.log(
+        `mean divergence: ee ${mm(report.mean.ee_m)}  fingers ${mm(report.mean.fingers_m)}  objects ${mm(report.mean.objects_m)}  task object ${mm(report.mean.task_object_m)}  image MAE ${report.mean.image_mae.toFixed(2)}`,
+      );
+      console.log(
+        `success: physics ${(100 * report.env_success_rate).toFixed(1)}%  world model ${(100 * report.wm_success_rate).toFixed(1)}%  hallucinated ${(100 * report.hallucinated_success_rate).toFixed(1)}% of episodes, ${(100 * report.hallucinated_step_rate).toFixed(2)}% of steps`,
+      );
       if (files) console.log(`wrote ${files.json} and ${files.png} (y axis 0..${files.png_y_max_m} m)`);
     });
 }

@@ -32,7 +32,9 @@ const pct = (x: number) => (100 * x).toFixed(1);
 export function registerStart(program: Command): void {
   const cmd = program
     .command('start')
-    .description('the main job (npm start): post-train the shipped base VLA with WMRL for a wall-clock budget, held-out evaluation before and after, the paired improvement')
+    .description(
+      'the main job (npm start): post-train the shipped base VLA with WMRL for a wall-clock budget, held-out evaluation before and after, the paired improvement',
+    )
     .option('--minutes <m>', 'budget of the whole job, evaluations included', '10')
     .option('--episodes <n>', 'held-out episodes per task of each evaluation', '50')
     .option('--mode <m>', `trainer mode (${MODES.join(' | ')})`, 'wmrl')
@@ -45,45 +47,83 @@ export function registerStart(program: Command): void {
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout');
-  addServeFlags(cmd, 'training', true)
-    .action(async (raw) => {
-      const o = parseOptions(StartOptions, raw);
-      requireFile('--policy', o.policy, 'policy file');
-      const scene = loadScene(o.scene);
-      const tasks = o.task ? resolveTasks(scene, o.task) : MAIN_TASKS;
-      const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
-      // the budget decides where training stops; the iteration bound is never the limit
-      const cfg = resolveConfig(o.preset, file, { mode: o.mode, seed: o.seed, iterations: 1_000_000 });
-      const out = o.out ?? `runs/start-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      const say = (line: string) => { if (!o.json) console.error(line); };
-      const viewer = o.serve !== false ? await startViewer({ scene, runs: dirname(out), liveRun: out, worldModel: o.worldModel, host: o.host, port: o.port }) : null;
-      if (viewer) console.error(`wmrl viewer (live training): ${viewer.url}`);
-      say(`wmrl: ${cfg.mode} post-training of ${o.policy} on ${tasks.join(', ')} for at most ${o.minutes} minutes`);
-      const release = cooperate();
-      let bar: ReturnType<typeof progressBar> | null = null;
-      let shown = 0;
-      try {
-        const result = await withFolderLock(out, '--out', () => runMainJob({
-          scene, tasks, policy: o.policy, worldModel: o.worldModel, out, cfg, minutes: o.minutes, episodes: o.episodes, log: say, shouldStop: interrupted, live: viewer?.hub,
-          configFlags: [...(o.preset !== 'default' ? ['--preset', o.preset] : []), ...(o.config ? ['--config', o.config] : []), ...(o.scene ? ['--scene', o.scene] : [])],
+  addServeFlags(cmd, 'training', true).action(async (raw) => {
+    const o = parseOptions(StartOptions, raw);
+    requireFile('--policy', o.policy, 'policy file');
+    const scene = loadScene(o.scene);
+    const tasks = o.task ? resolveTasks(scene, o.task) : MAIN_TASKS;
+    const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
+    // the budget decides where training stops; the iteration bound is never the limit
+    const cfg = resolveConfig(o.preset, file, { mode: o.mode, seed: o.seed, iterations: 1_000_000 });
+    const out = o.out ?? `runs/start-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    const say = (line: string) => {
+      if (!o.json) console.error(line);
+    };
+    const viewer =
+      o.serve !== false
+        ? await startViewer({
+            scene,
+            runs: dirname(out),
+            liveRun: out,
+            worldModel: o.worldModel,
+            host: o.host,
+            port: o.port,
+          })
+        : null;
+    if (viewer) console.error(`wmrl viewer (live training): ${viewer.url}`);
+    say(`wmrl: ${cfg.mode} post-training of ${o.policy} on ${tasks.join(', ')} for at most ${o.minutes} minutes`);
+    const release = cooperate();
+    let bar: ReturnType<typeof progressBar> | null = null;
+    let shown = 0;
+    try {
+      const result = await withFolderLock(out, '--out', () =>
+        runMainJob({
+          scene,
+          tasks,
+          policy: o.policy,
+          worldModel: o.worldModel,
+          out,
+          cfg,
+          minutes: o.minutes,
+          episodes: o.episodes,
+          log: say,
+          shouldStop: interrupted,
+          live: viewer?.hub,
+          configFlags: [
+            ...(o.preset !== 'default' ? ['--preset', o.preset] : []),
+            ...(o.config ? ['--config', o.config] : []),
+            ...(o.scene ? ['--scene', o.scene] : []),
+          ],
           onIteration: (m, elapsedS, budgetS) => {
             bar ??= progressBar('train', Math.max(1, Math.round(budgetS)));
             const now = Math.min(Math.round(budgetS), Math.round(elapsedS));
             bar.tick(now - shown, `iteration ${m.iteration} reward ${m['reward/anchor'].toFixed(3)}`);
             shown = now;
           },
-        }));
-        (bar as ReturnType<typeof progressBar> | null)?.stop();
-        const d = result.report.paired!.overall;
-        if (o.json) return printJson({ out: result.out, iterations: result.iterations, seconds: result.seconds, paired: result.report.paired, reproduce: result.reproduce });
-        console.log(formatReport(result.report));
-        console.log(`\nimprovement: ${d.diff >= 0 ? '+' : ''}${pct(d.diff)} points held-out success, paired 95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}], n=${d.episodes}`);
-        console.log(`${result.iterations} iterations in ${(result.seconds / 60).toFixed(1)} minutes; run folder ${result.out} (report ${result.files.html})`);
-        console.log(`reproduce the policy bit for bit: ${result.reproduce}`);
-      } finally {
-        (bar as ReturnType<typeof progressBar> | null)?.stop();
-        release();
-        await viewer?.close();
-      }
-    });
+        }),
+      );
+      (bar as ReturnType<typeof progressBar> | null)?.stop();
+      const d = result.report.paired!.overall;
+      if (o.json)
+        return printJson({
+          out: result.out,
+          iterations: result.iterations,
+          seconds: result.seconds,
+          paired: result.report.paired,
+          reproduce: result.reproduce,
+        });
+      console.log(formatReport(result.report));
+      console.log(
+        `\nimprovement: ${d.diff >= 0 ? '+' : ''}${pct(d.diff)} points held-out success, paired 95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}], n=${d.episodes}`,
+      );
+      console.log(
+        `${result.iterations} iterations in ${(result.seconds / 60).toFixed(1)} minutes; run folder ${result.out} (report ${result.files.html})`,
+      );
+      console.log(`reproduce the policy bit for bit: ${result.reproduce}`);
+    } finally {
+      (bar as ReturnType<typeof progressBar> | null)?.stop();
+      release();
+      await viewer?.close();
+    }
+  });
 }

@@ -15,9 +15,20 @@ export function registerTasks(program: Command): void {
       const scene = loadScene(opts.scene);
       const tasks = taskIds(scene).map((id) => {
         const t = findTask(scene, id);
-        return { id, family: t.family, objects: t.objects, targets: t.targets, heldoutPairs: t.heldoutPairs, maxEpisodeSteps: t.maxEpisodeSteps, example: t.templates[0] };
+        return {
+          id,
+          family: t.family,
+          objects: t.objects,
+          targets: t.targets,
+          heldoutPairs: t.heldoutPairs,
+          maxEpisodeSteps: t.maxEpisodeSteps,
+          example: t.templates[0],
+        };
       });
       if (opts.json) return printJson({ scene: scene.name, tasks });
-      for (const t of tasks) console.log(`${t.id.padEnd(22)} ${t.family.padEnd(11)} ${t.objects.length} objects x ${t.targets.length} targets, ${t.maxEpisodeSteps} steps  e.g. "${t.example}"`);
+      for (const t of tasks)
+        console.log(
+          `${t.id.padEnd(22)} ${t.family.padEnd(11)} ${t.objects.length} objects x ${t.targets.length} targets, ${t.maxEpisodeSteps} steps  e.g. "${t.example}"`,
+        );
     });
 }

@@ -33,28 +33,46 @@ const TrainOptions = ServeFlags.extend({
 type Opts = z.infer<typeof TrainOptions>;
 
 /** What the run folder needs besides the trainer config to be resumed: the files and tasks it trains on. */
-const SetupFileSchema = z.object({ policy: z.string(), worldModel: z.string(), task: z.string(), scene: z.string().optional() });
+const SetupFileSchema = z.object({
+  policy: z.string(),
+  worldModel: z.string(),
+  task: z.string(),
+  scene: z.string().optional(),
+});
 type SetupFile = z.infer<typeof SetupFileSchema>;
 
 /** A new run: preset, then --config file, then flags. A resumed one: its own config, --iterations may grow. */
 function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; resume: boolean } {
   if (o.resume) {
     const dir = o.resume;
-    const saved = readInputJson(join(dir, 'config.json'), z.object({ config: TrainConfigSchema }), 'train config (is --resume a run folder of wmrl train?)');
+    const saved = readInputJson(
+      join(dir, 'config.json'),
+      z.object({ config: TrainConfigSchema }),
+      'train config (is --resume a run folder of wmrl train?)',
+    );
     const setup = readInputJson(join(dir, 'setup.json'), SetupFileSchema, 'train setup');
     return { dir, cfg: { ...saved.config, iterations: o.iterations ?? saved.config.iterations }, setup, resume: true };
   }
   if (!o.out) throw new UsageError('--out: required (or --resume DIR)');
   const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
-  const flags = Object.fromEntries(Object.entries({ mode: o.mode, iterations: o.iterations, seed: o.seed }).filter(([, v]) => v !== undefined));
+  const flags = Object.fromEntries(
+    Object.entries({ mode: o.mode, iterations: o.iterations, seed: o.seed }).filter(([, v]) => v !== undefined),
+  );
   requireFile('--policy', o.policy, 'policy file');
-  return { dir: o.out, cfg: resolveConfig(o.preset, file, flags), setup: { policy: o.policy, worldModel: o.worldModel, task: o.task, scene: o.scene }, resume: false };
+  return {
+    dir: o.out,
+    cfg: resolveConfig(o.preset, file, flags),
+    setup: { policy: o.policy, worldModel: o.worldModel, task: o.task, scene: o.scene },
+    resume: false,
+  };
 }
 
 export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
-    .description('post-train the VLA with the WMRL loop: GRPO groups in physics (anchors) and in the world model, Online Debiasing, Inverse-Variance Denoising')
+    .description(
+      'post-train the VLA with the WMRL loop: GRPO groups in physics (anchors) and in the world model, Online Debiasing, Inverse-Variance Denoising',
+    )
     .option('--mode <m>', `${MODES.join(' | ')} (default wmrl)`)
     .option('--iterations <n>', 'policy updates (with --resume: the new total)')
     .option('--seed <n>', 'run seed')
@@ -67,49 +85,86 @@ export function registerTrain(program: Command): void {
     .option('--world-model <file>', 'world-model file (modes other than real)', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout (the last metrics line)')
-    .option('--redis <url>', `run rollout groups on \`wmrl worker\` processes through this Redis (${REDIS_URL_HELP}); results are the same`)
-    .option('--remote <groups>', 'with --redis: anchors (physics groups on workers) | all (world-model groups too)', 'anchors')
-    .addHelpText('after', `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape).map(([k, v]) => `  ${k}: ${v.description ?? ''}`).join('\n')}`);
-  addServeFlags(cmd, 'training')
-    .action(async (raw) => {
-      const opts = parseOptions(TrainOptions, raw);
-      const plan = runPlan(opts);
-      if (raw.remote !== 'anchors' && !opts.redis) throw new UsageError('--remote: needs --redis');
-      const model = await loadPolicy(plan.setup.policy);
-      const scene = loadScene(plan.setup.scene);
-      const viewer = opts.serve ? await startViewer({ scene, runs: dirname(plan.dir), liveRun: plan.dir, worldModel: plan.setup.worldModel, host: opts.host, port: opts.port }) : null;
-      if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
-      const { tasks, worldModel } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), { mode: plan.cfg.mode, worldModel: plan.setup.worldModel, seed: plan.cfg.seed, live: viewer?.hub });
-      const setup = { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } };
-      let last: Partial<TrainMetrics> = {};
-      let shown = 0;
-      await withFolderLock(plan.dir, plan.resume ? '--resume' : '--out', async () => {
-        const transport = opts.redis ? await QueueTransport.open(opts.redis, { log: (line) => console.error(`wmrl train: ${line}`) }) : undefined;
-        if (!plan.resume) commitFiles([{ path: join(plan.dir, 'setup.json'), data: `${JSON.stringify(plan.setup, null, 2)}\n` }]);
-        const bar = progressBar('train', plan.cfg.iterations);
-        const release = cooperate();
-        try {
-          await train(setup, plan.cfg, plan.dir, {
-            resume: plan.resume,
-            transport,
-            modelTransport: opts.remote === 'all' ? transport : undefined,
-            shouldStop: interrupted,
-            onIteration: (m) => {
-              last = m;
-              bar.tick(m.iteration - shown, `reward ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}`);
-              shown = m.iteration;
-            },
-          });
-        } finally {
-          release();
-          bar.stop();
-          await worldModel?.close();
-          await transport?.close();
-          await viewer?.close();
-        }
-        if (interrupted()) throw new InterruptedError(`interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`);
-      });
-      if (raw.json) return printJson({ out: plan.dir, ...last });
-      console.log(`trained ${plan.cfg.iterations} iterations (${plan.cfg.mode}) in ${plan.dir}: policy.onnx, metrics.jsonl, checkpoint`);
+    .option(
+      '--redis <url>',
+      `run rollout groups on \`wmrl worker\` processes through this Redis (${REDIS_URL_HELP}); results are the same`,
+    )
+    .option(
+      '--remote <groups>',
+      'with --redis: anchors (physics groups on workers) | all (world-model groups too)',
+      'anchors',
+    )
+    .addHelpText(
+      'after',
+      `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape)
+        .map(([k, v]) => `  ${k}: ${v.description ?? ''}`)
+        .join('\n')}`,
+    );
+  addServeFlags(cmd, 'training').action(async (raw) => {
+    const opts = parseOptions(TrainOptions, raw);
+    const plan = runPlan(opts);
+    if (raw.remote !== 'anchors' && !opts.redis) throw new UsageError('--remote: needs --redis');
+    const model = await loadPolicy(plan.setup.policy);
+    const scene = loadScene(plan.setup.scene);
+    const viewer = opts.serve
+      ? await startViewer({
+          scene,
+          runs: dirname(plan.dir),
+          liveRun: plan.dir,
+          worldModel: plan.setup.worldModel,
+          host: opts.host,
+          port: opts.port,
+        })
+      : null;
+    if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
+    const { tasks, worldModel } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), {
+      mode: plan.cfg.mode,
+      worldModel: plan.setup.worldModel,
+      seed: plan.cfg.seed,
+      live: viewer?.hub,
     });
+    const setup = {
+      tasks,
+      worldModel,
+      policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash },
+    };
+    let last: Partial<TrainMetrics> = {};
+    let shown = 0;
+    await withFolderLock(plan.dir, plan.resume ? '--resume' : '--out', async () => {
+      const transport = opts.redis
+        ? await QueueTransport.open(opts.redis, { log: (line) => console.error(`wmrl train: ${line}`) })
+        : undefined;
+      if (!plan.resume)
+        commitFiles([{ path: join(plan.dir, 'setup.json'), data: `${JSON.stringify(plan.setup, null, 2)}\n` }]);
+      const bar = progressBar('train', plan.cfg.iterations);
+      const release = cooperate();
+      try {
+        await train(setup, plan.cfg, plan.dir, {
+          resume: plan.resume,
+          transport,
+          modelTransport: opts.remote === 'all' ? transport : undefined,
+          shouldStop: interrupted,
+          onIteration: (m) => {
+            last = m;
+            bar.tick(m.iteration - shown, `reward ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}`);
+            shown = m.iteration;
+          },
+        });
+      } finally {
+        release();
+        bar.stop();
+        await worldModel?.close();
+        await transport?.close();
+        await viewer?.close();
+      }
+      if (interrupted())
+        throw new InterruptedError(
+          `interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`,
+        );
+    });
+    if (raw.json) return printJson({ out: plan.dir, ...last });
+    console.log(
+      `trained ${plan.cfg.iterations} iterations (${plan.cfg.mode}) in ${plan.dir}: policy.onnx, metrics.jsonl, checkpoint`,
+    );
+  });
 }

@@ -1,7 +1,13 @@
 // World-model network files from bytes in memory: the checks shared with the file loader
 // (worldmodel-file.ts). Browser-safe.
 import { InputError } from '../../core/errors.ts';
-import { type LoadedModel, type ModelBytes, type ModelSidecar, checkParamsBuilt, modelFromBytes } from '../model-bytes.ts';
+import {
+  type LoadedModel,
+  type ModelBytes,
+  type ModelSidecar,
+  checkParamsBuilt,
+  modelFromBytes,
+} from '../model-bytes.ts';
 import type { ParamStore } from '../params.ts';
 import { WM_NORM, type WorldModelNetConfig, parseWorldModelConfig, worldModelForwardBuilder } from './worldmodel.ts';
 
@@ -28,7 +34,12 @@ export function checkWorldModel(m: LoadedModel, path: string): LoadedWorldModel 
     const h = have?.[key];
     const w = want[key];
     // float32 values survive the JSON round trip exactly (JSON holds their float64 expansion).
-    if (!h || h.mean.some((v, i) => v !== w.mean[i]) || h.std.some((v, i) => v !== w.std[i]) || h.mean.length !== w.mean.length) {
+    if (
+      !h ||
+      h.mean.some((v, i) => v !== w.mean[i]) ||
+      h.std.some((v, i) => v !== w.std[i]) ||
+      h.mean.length !== w.mean.length
+    ) {
       throw new InputError(`${path}: sidecar normalizer "${key}" does not match the model's initializers`);
     }
   }

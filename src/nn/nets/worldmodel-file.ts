@@ -5,10 +5,19 @@ import type { ParamStore } from '../params.ts';
 import { type LoadedWorldModel, WORLD_MODEL_KIND, checkWorldModel, worldModelNormalizers } from './worldmodel-bytes.ts';
 import { type WorldModelNetConfig, parseWorldModelConfig, worldModelForwardBuilder } from './worldmodel.ts';
 
-
-export function saveWorldModel(path: string, config: WorldModelNetConfig, params: ParamStore, meta: Pick<SaveModelOptions, 'provenance' | 'specHash' | 'parts' | 'commit'>): Promise<ModelSidecar> {
+export function saveWorldModel(
+  path: string,
+  config: WorldModelNetConfig,
+  params: ParamStore,
+  meta: Pick<SaveModelOptions, 'provenance' | 'specHash' | 'parts' | 'commit'>,
+): Promise<ModelSidecar> {
   const c = parseWorldModelConfig(config);
-  return saveModel(path, worldModelForwardBuilder(c), params, { kind: WORLD_MODEL_KIND, config: c, normalizers: worldModelNormalizers(params), ...meta });
+  return saveModel(path, worldModelForwardBuilder(c), params, {
+    kind: WORLD_MODEL_KIND,
+    config: c,
+    normalizers: worldModelNormalizers(params),
+    ...meta,
+  });
 }
 
 /** Loads and checks a world model (checkWorldModel). */

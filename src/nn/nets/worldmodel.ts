@@ -21,7 +21,12 @@ export type WorldModelNetConfig = z.input<typeof WorldModelNetSchema>;
 type Cfg = z.output<typeof WorldModelNetSchema>;
 
 /** Names of the normaliser buffers (mean/std of inputs [state ++ action] and of Δ targets). */
-export const WM_NORM = { inMean: 'wm.in.mean', inStd: 'wm.in.std', outMean: 'wm.out.mean', outStd: 'wm.out.std' } as const;
+export const WM_NORM = {
+  inMean: 'wm.in.mean',
+  inStd: 'wm.in.std',
+  outMean: 'wm.out.mean',
+  outStd: 'wm.out.std',
+} as const;
 
 export interface WorldModelNet {
   config: Cfg;
@@ -35,7 +40,8 @@ export interface WorldModelNet {
 
 export function parseWorldModelConfig(c: WorldModelNetConfig): Cfg {
   const r = WorldModelNetSchema.safeParse(c);
-  if (!r.success) throw new Error(`world-model config: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(`world-model config: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   if (r.data.minLogVar >= r.data.maxLogVar) throw new Error('world-model config: minLogVar must be below maxLogVar');
   return r.data;
 }
@@ -46,7 +52,10 @@ function perMemberMatmul(x: Tensor, w: Tensor): Tensor {
   const [k, n, fanIn] = x.shape;
   const out = w.shape[2];
   const rows = Array.from({ length: k }, (_, m) => {
-    const y = o.matmul(o.reshape(o.slice(x, 0, m, m + 1), [n, fanIn]), o.reshape(o.slice(w, 0, m, m + 1), [fanIn, out]));
+    const y = o.matmul(
+      o.reshape(o.slice(x, 0, m, m + 1), [n, fanIn]),
+      o.reshape(o.slice(w, 0, m, m + 1), [fanIn, out]),
+    );
     return o.reshape(y, [1, n, out]);
   });
   return k === 1 ? rows[0] : o.concat(rows, 0);
@@ -88,12 +97,18 @@ export function worldModelDeltaMean(state: Tensor, action: Tensor, config: World
 }
 
 /** Normalised inputs through the hidden layers, plus the target normaliser. */
-function trunk(state: Tensor, action: Tensor, config: WorldModelNetConfig): { c: Cfg; d: number; h: Tensor; outMean: Tensor; outStd: Tensor } {
+function trunk(
+  state: Tensor,
+  action: Tensor,
+  config: WorldModelNetConfig,
+): { c: Cfg; d: number; h: Tensor; outMean: Tensor; outStd: Tensor } {
   const c = parseWorldModelConfig(config);
   const g = state.graph;
   const d = c.outDim ?? c.stateDim;
-  if (state.shape[state.rank - 1] !== c.stateDim) throw new Error(`world model: state has ${state.shape[state.rank - 1]} features, config says ${c.stateDim}`);
-  if (action.shape[action.rank - 1] !== c.actionDim) throw new Error(`world model: action has ${action.shape[action.rank - 1]} features, config says ${c.actionDim}`);
+  if (state.shape[state.rank - 1] !== c.stateDim)
+    throw new Error(`world model: state has ${state.shape[state.rank - 1]} features, config says ${c.stateDim}`);
+  if (action.shape[action.rank - 1] !== c.actionDim)
+    throw new Error(`world model: action has ${action.shape[action.rank - 1]} features, config says ${c.actionDim}`);
   const inDim = c.stateDim + c.actionDim;
   const buffer = { trainable: false, decay: false };
   const inMean = g.param(WM_NORM.inMean, [inDim], { kind: 'zeros' }, buffer);
@@ -118,7 +133,12 @@ export function worldModelLoss(net: WorldModelNet, target: Tensor): Tensor {
 
 /** Declares the standard inputs: state/action [K, N, ·] for training (per-member bootstrap batches)
  *  or [N, ·] for inference (N may be DYN). */
-export function worldModelInputs(g: Graph, config: WorldModelNetConfig, batch: number, perMember: boolean): { state: Tensor; action: Tensor } {
+export function worldModelInputs(
+  g: Graph,
+  config: WorldModelNetConfig,
+  batch: number,
+  perMember: boolean,
+): { state: Tensor; action: Tensor } {
   const c = parseWorldModelConfig(config);
   const lead = perMember ? [c.members, batch] : [batch];
   if (perMember && batch === DYN) throw new Error('world model: training batches need a static size');
@@ -126,7 +146,10 @@ export function worldModelInputs(g: Graph, config: WorldModelNetConfig, batch: n
 }
 
 /** Inference graph builder (for ForwardSession / saveModel): inputs state [N, S], action [N, A]. */
-export function worldModelForwardBuilder(config: WorldModelNetConfig, batch: number = DYN): (g: Graph) => Record<string, Tensor> {
+export function worldModelForwardBuilder(
+  config: WorldModelNetConfig,
+  batch: number = DYN,
+): (g: Graph) => Record<string, Tensor> {
   return (g) => {
     const { state, action } = worldModelInputs(g, config, batch, false);
     const net = worldModelNet(state, action, config);
@@ -135,7 +158,10 @@ export function worldModelForwardBuilder(config: WorldModelNetConfig, batch: num
 }
 
 /** Stepping graph builder: inputs state [N, S], action [N, A]; one output, delta_mean [K, N, D]. */
-export function worldModelStepBuilder(config: WorldModelNetConfig, batch: number = DYN): (g: Graph) => Record<string, Tensor> {
+export function worldModelStepBuilder(
+  config: WorldModelNetConfig,
+  batch: number = DYN,
+): (g: Graph) => Record<string, Tensor> {
   return (g) => {
     const { state, action } = worldModelInputs(g, config, batch, false);
     return { delta_mean: worldModelDeltaMean(state, action, config) };

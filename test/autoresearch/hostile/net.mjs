@@ -8,7 +8,9 @@ socket.on('connect', () => {
   console.log(JSON.stringify({ connected: true }));
   socket.end();
 });
-socket.on('timeout', () => socket.destroy(Object.assign(new Error(`connect to ${host}:${port} timed out`), { code: 'ETIMEDOUT' })));
+socket.on('timeout', () =>
+  socket.destroy(Object.assign(new Error(`connect to ${host}:${port} timed out`), { code: 'ETIMEDOUT' })),
+);
 socket.on('error', (error) => {
   throw error;
 });

@@ -15,7 +15,14 @@ import { parseSceneText } from '../../../src/scene/load.ts';
 import { splitSeed } from '../../../src/task/families.ts';
 import { sampleTask } from '../../../src/task/sample.ts';
 import { openWorldModelEnv } from '../../../src/worldmodel/model-file.ts';
-import { type Dynamics, type InPageAssets, InPageRunner, type ModelBytes, type StepView, matchInstruction } from '../../../viewer/src/sim/runner.ts';
+import {
+  type Dynamics,
+  type InPageAssets,
+  InPageRunner,
+  type ModelBytes,
+  type StepView,
+  matchInstruction,
+} from '../../../viewer/src/sim/runner.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const read = (name: string) => new Uint8Array(readFileSync(join(ROOT, name)));
@@ -26,7 +33,11 @@ const modelBytes = (stem: string, parts: string[] = []): ModelBytes => ({
   parts: Object.fromEntries(parts.map((p) => [p, read(`models/${p}`)])),
 });
 const scene = parseSceneText(readFileSync(join(ROOT, 'scenes/tabletop.json'), 'utf8'), 'scenes/tabletop.json');
-const assets: InPageAssets = { scene, policy: modelBytes('vla-base'), worldModel: modelBytes('wm-base', ['wm-base.wm.json']) };
+const assets: InPageAssets = {
+  scene,
+  policy: modelBytes('vla-base'),
+  worldModel: modelBytes('wm-base', ['wm-base.wm.json']),
+};
 
 const TASKS = ['tabletop/push', 'tabletop/pick-place'];
 const SEED = splitSeed(scene, 'train', 7);
@@ -60,43 +71,59 @@ beforeAll(async () => {
 }, 240_000);
 
 describe('InPageRunner (viewer/src/sim): the shipped policy and world model from bytes', () => {
-  it.each(DYNAMICS)('%s: onnxruntime-web and onnxruntime-node take the same tokens and reach the same poses', (dynamics) => {
-    for (const task of TASKS) {
-      const [web, node] = [views.web[dynamics][task], views.node[dynamics][task]];
-      expect(web.length).toBe(node.length);
-      expect(tokenRows(web)).toEqual(tokenRows(node));
-      let maxDiff = 0;
-      web.forEach((v, t) => v.bodies.forEach((b, k) => {
-        expect(b.name).toBe(node[t].bodies[k].name);
-        [...b.pos, ...b.quat].forEach((x, j) => (maxDiff = Math.max(maxDiff, Math.abs(x - [...node[t].bodies[k].pos, ...node[t].bodies[k].quat][j]))));
-      }));
-      console.log(`${dynamics} ${task}: ${web.length - 1} steps, max |pose diff| web vs node ${maxDiff.toExponential(2)}`);
-      // physics poses depend only on the tokens (Rapier is deterministic); the world model's predicted
-      // states carry the two ORT builds' float32 differences
-      if (dynamics === 'physics') expect(maxDiff).toBe(0);
-      else expect(maxDiff).toBeLessThan(1e-4);
-    }
-  });
+  it.each(DYNAMICS)(
+    '%s: onnxruntime-web and onnxruntime-node take the same tokens and reach the same poses',
+    (dynamics) => {
+      for (const task of TASKS) {
+        const [web, node] = [views.web[dynamics][task], views.node[dynamics][task]];
+        expect(web.length).toBe(node.length);
+        expect(tokenRows(web)).toEqual(tokenRows(node));
+        let maxDiff = 0;
+        web.forEach((v, t) =>
+          v.bodies.forEach((b, k) => {
+            expect(b.name).toBe(node[t].bodies[k].name);
+            [...b.pos, ...b.quat].forEach(
+              (x, j) =>
+                (maxDiff = Math.max(maxDiff, Math.abs(x - [...node[t].bodies[k].pos, ...node[t].bodies[k].quat][j]))),
+            );
+          }),
+        );
+        console.log(
+          `${dynamics} ${task}: ${web.length - 1} steps, max |pose diff| web vs node ${maxDiff.toExponential(2)}`,
+        );
+        // physics poses depend only on the tokens (Rapier is deterministic); the world model's predicted
+        // states carry the two ORT builds' float32 differences
+        if (dynamics === 'physics') expect(maxDiff).toBe(0);
+        else expect(maxDiff).toBeLessThan(1e-4);
+      }
+    },
+  );
 
-  it.each(DYNAMICS)('%s: tokens equal the Node rollout path (collectEpisodes + samplerPolicy) for the same seed and key', async (dynamics) => {
-    const loaded = await loadPolicy(join(ROOT, 'models/vla-base.onnx'));
-    const sampler = await PolicySampler.create(loaded.config, loaded.params);
-    const policy = samplerPolicy(sampler, { seed: 0, temperature: 1 });
-    for (const task of TASKS) {
-      const spec = tabletopSpec(scene, task, fixedCameras(scene));
-      const env: Env = dynamics === 'physics'
-        ? await createTabletopEnv({ scene, taskId: task, numEnvs: 1 })
-        : await openWorldModelEnv(join(ROOT, 'models/wm-base.onnx'), { scene, spec, numEnvs: 1 });
-      const [ep] = await collectEpisodes(env, policy, { seeds: [SEED], keys: [SEED], horizons: [STEPS] });
-      env.close();
-      const rows = Array.from({ length: ep.length }, (_, t) => Array.from(ep.actions.subarray(t * ACTION_NAMES.length, (t + 1) * ACTION_NAMES.length)));
-      const runner = views.node[dynamics][task];
-      expect(tokenRows(runner)).toEqual(rows);
-      expect(runner.at(-1)!.progress).toBe(ep.progress);
-      expect(runner[0].instruction).toBe(ep.instruction);
-    }
-    await sampler.close();
-  });
+  it.each(DYNAMICS)(
+    '%s: tokens equal the Node rollout path (collectEpisodes + samplerPolicy) for the same seed and key',
+    async (dynamics) => {
+      const loaded = await loadPolicy(join(ROOT, 'models/vla-base.onnx'));
+      const sampler = await PolicySampler.create(loaded.config, loaded.params);
+      const policy = samplerPolicy(sampler, { seed: 0, temperature: 1 });
+      for (const task of TASKS) {
+        const spec = tabletopSpec(scene, task, fixedCameras(scene));
+        const env: Env =
+          dynamics === 'physics'
+            ? await createTabletopEnv({ scene, taskId: task, numEnvs: 1 })
+            : await openWorldModelEnv(join(ROOT, 'models/wm-base.onnx'), { scene, spec, numEnvs: 1 });
+        const [ep] = await collectEpisodes(env, policy, { seeds: [SEED], keys: [SEED], horizons: [STEPS] });
+        env.close();
+        const rows = Array.from({ length: ep.length }, (_, t) =>
+          Array.from(ep.actions.subarray(t * ACTION_NAMES.length, (t + 1) * ACTION_NAMES.length)),
+        );
+        const runner = views.node[dynamics][task];
+        expect(tokenRows(runner)).toEqual(rows);
+        expect(runner.at(-1)!.progress).toBe(ep.progress);
+        expect(runner[0].instruction).toBe(ep.instruction);
+      }
+      await sampler.close();
+    },
+  );
 
   it('step views: the policy camera image, instruction override, frozen after the end', async () => {
     const runner = await InPageRunner.create(assets, { dynamics: 'physics' });
@@ -107,7 +134,11 @@ describe('InPageRunner (viewer/src/sim): the shipped policy and world model from
     // the episode's own text as an override reads the same tokens; another text is shown and read
     const same = await episode(runner, TASKS[0], { instruction: v0.instruction });
     expect(tokenRows(same)).toEqual(tokenRows(views.node.physics[TASKS[0]]));
-    const other = await runner.reset({ task: TASKS[0], seed: SEED, instruction: 'push the blue cube to the purple zone' });
+    const other = await runner.reset({
+      task: TASKS[0],
+      seed: SEED,
+      instruction: 'push the blue cube to the purple zone',
+    });
     expect(other.instruction).toBe('push the blue cube to the purple zone');
     await runner.close();
     const fresh = await InPageRunner.create(assets, { dynamics: 'physics' });
@@ -119,7 +150,7 @@ describe('InPageRunner (viewer/src/sim): the shipped policy and world model from
 describe('matchInstruction', () => {
   const name = (t: ReturnType<typeof sampleTask>) => [scene.objects[t.object].name, t.target.kind, t.target.index];
 
-  it('maps each family\'s own instructions to that family and a train seed with the same object and target', () => {
+  it("maps each family's own instructions to that family and a train seed with the same object and target", () => {
     for (const family of scene.tasks) {
       for (let k = 0; k < 6; k++) {
         const t = sampleTask(scene, family.id, splitSeed(scene, 'train', k));
@@ -140,7 +171,7 @@ describe('matchInstruction', () => {
     expect(name(sampleTask(scene, s!.task, s!.seed))).toEqual(['red_cube', 'object', 2]);
   });
 
-  it('null for junk, a missing target, or a pair held out of the family\'s training set', () => {
+  it("null for junk, a missing target, or a pair held out of the family's training set", () => {
     expect(matchInstruction(scene, 'hello world')).toBeNull();
     expect(matchInstruction(scene, '')).toBeNull();
     expect(matchInstruction(scene, 'push the red cube')).toBeNull();

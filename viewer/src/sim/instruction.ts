@@ -32,17 +32,21 @@ function objectAndTarget(scene: Scene, words: string[]): [string, string] | null
   const all = mentions(scene, words);
   const object = all.find((m) => scene.objects.some((o) => o.name === m.name));
   if (!object) return null;
-  const target = all.find((m) => m.name !== object.name && (m.at >= object.at + object.length || m.at + m.length <= object.at));
+  const target = all.find(
+    (m) => m.name !== object.name && (m.at >= object.at + object.length || m.at + m.length <= object.at),
+  );
   return target ? [object.name, target.name] : null;
 }
 
 /** Share of a family's template words (best template, placeholders and "the" left out) in `words`. */
 function templateScore(task: TaskFamilyConfig, words: string[]): number {
   const have = new Set(words);
-  return Math.max(...task.templates.map((t) => {
-    const own = splitWords(t.replace(/\{object\}|\{target\}/g, ' ')).filter((w) => w !== 'the');
-    return own.length ? own.filter((w) => have.has(w)).length / own.length : 0;
-  }));
+  return Math.max(
+    ...task.templates.map((t) => {
+      const own = splitWords(t.replace(/\{object\}|\{target\}/g, ' ')).filter((w) => w !== 'the');
+      return own.length ? own.filter((w) => have.has(w)).length / own.length : 0;
+    }),
+  );
 }
 
 /** A task id and train-split seed for a typed instruction. Families that have the named (object,
@@ -55,7 +59,9 @@ export function matchInstruction(scene: Scene, text: string): { task: string; se
   if (!pair) return null;
   const [object, target] = pair;
   const same = ([o, g]: readonly string[]) => o === object && g === target;
-  const named = scene.tasks.filter((t) => familyPairs(t).some(same)).map((task) => ({ task, score: templateScore(task, words) }));
+  const named = scene.tasks
+    .filter((t) => familyPairs(t).some(same))
+    .map((task) => ({ task, score: templateScore(task, words) }));
   const best = Math.max(...named.map((n) => n.score));
   const candidates = named.filter((n) => n.score === best && !n.task.heldoutPairs.some(same));
   const objectIndex = scene.objects.findIndex((o) => o.name === object);
@@ -64,7 +70,8 @@ export function matchInstruction(scene: Scene, text: string): { task: string; se
     for (let i = 0; i < MATCH_SEEDS; i++) {
       const seed = splitSeed(scene, 'train', i);
       const t = sampleTask(scene, task.id, seed);
-      if (t.object === objectIndex && lists[t.target.kind][t.target.index].name === target) return { task: task.id, seed };
+      if (t.object === objectIndex && lists[t.target.kind][t.target.index].name === target)
+        return { task: task.id, seed };
     }
   }
   return null;

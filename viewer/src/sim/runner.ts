@@ -105,7 +105,10 @@ export class InPageRunner {
 
   static async create(assets: InPageAssets, opts: InPageOptions): Promise<InPageRunner> {
     const policy = policyFromBytes(assets.policy);
-    const wm = opts.dynamics === 'world-model' ? { model: wmModelFromBytes(assets.worldModel), name: assets.worldModel.name } : null;
+    const wm =
+      opts.dynamics === 'world-model'
+        ? { model: wmModelFromBytes(assets.worldModel), name: assets.worldModel.name }
+        : null;
     const sampler = await PolicySampler.create(policy.config, policy.params, { ort: opts.ort });
     return new InPageRunner(assets.scene, sampler, policy.sidecar.specHash, wm, opts);
   }
@@ -122,7 +125,15 @@ export class InPageRunner {
       const { obs, info } = await slot.env.reset({ seed: [r.seed], keys: [key] });
       const instruction = r.instruction ?? info.instruction?.[0] ?? '';
       const score = scoreTask(this.scene, slot.env.task(0), slot.env.state(0));
-      const view = this.view(slot, obs, { step: 0, tokens: {}, reward: 0, progress: score.progress, success: score.success, done: false, instruction });
+      const view = this.view(slot, obs, {
+        step: 0,
+        tokens: {},
+        reward: 0,
+        progress: score.progress,
+        success: score.success,
+        done: false,
+        instruction,
+      });
       this.episode = { slot, key, instruction, override: r.instruction !== undefined, obs, view };
       return view;
     });
@@ -141,8 +152,14 @@ export class InPageRunner {
       const tokens = Object.fromEntries(Object.entries(actions).map(([name, a]) => [name, a[0]]));
       ep.obs = r.obs;
       ep.view = this.view(ep.slot, r.obs, {
-        step: ep.view.step + 1, tokens, reward: r.reward[0], progress: r.info.progress[0], success: r.info.success[0] === 1,
-        done: r.terminated[0] === 1 || r.truncated[0] === 1, offTable: r.info.offTable?.[0] === 1, instruction: ep.instruction,
+        step: ep.view.step + 1,
+        tokens,
+        reward: r.reward[0],
+        progress: r.info.progress[0],
+        success: r.info.success[0] === 1,
+        done: r.terminated[0] === 1 || r.truncated[0] === 1,
+        offTable: r.info.offTable?.[0] === 1,
+        instruction: ep.instruction,
       });
       return ep.view;
     });
@@ -167,7 +184,11 @@ export class InPageRunner {
     return next;
   }
 
-  private view(slot: Slot, obs: BatchObs, v: Omit<StepView, 'bodies' | 'image' | 'imageWidth' | 'imageHeight'>): StepView {
+  private view(
+    slot: Slot,
+    obs: BatchObs,
+    v: Omit<StepView, 'bodies' | 'image' | 'imageWidth' | 'imageHeight'>,
+  ): StepView {
     const [imageHeight, imageWidth] = this.sampler.config.imageSize;
     const image = (obs[this.sampler.config.cameras[0]] as Uint8Array).slice(0, imageHeight * imageWidth * 3); // envs reuse their buffers
     return { ...v, bodies: slot.env.frame(0), image, imageWidth, imageHeight };
@@ -187,9 +208,12 @@ export class InPageRunner {
   private async makeSlot(taskId: string): Promise<Slot> {
     const scene = this.scene;
     const spec = tabletopSpec(scene, taskId, fixedCameras(scene));
-    if (this.specHash !== specInterfaceHash(spec)) throw new Error(`policy was made for a different observation/action interface than ${taskId}`);
+    if (this.specHash !== specInterfaceHash(spec))
+      throw new Error(`policy was made for a different observation/action interface than ${taskId}`);
     if (!this.worldModel) return { env: await createTabletopEnv({ scene, taskId, numEnvs: 1 }) };
-    const dynamics = await ensembleFromModel(this.worldModel.model, this.worldModel.name, scene, spec, { ort: this.opts.ort });
+    const dynamics = await ensembleFromModel(this.worldModel.model, this.worldModel.name, scene, spec, {
+      ort: this.opts.ort,
+    });
     return { env: new WorldModelEnv({ scene, spec, numEnvs: 1, dynamics, ownsDynamics: false }), dynamics };
   }
 }
