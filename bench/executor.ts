@@ -27,7 +27,8 @@ writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
 const body = (typed: boolean) =>
   [
     "import { readFileSync } from 'node:fs';",
-    `const input${typed ? ': { n: number }' : ''} = JSON.parse(readFileSync(process.env.WMRL_INPUT${typed ? '!' : ''}, 'utf8'));`,
+    `const input${typed ? ': { n: number }' : ''} = ` +
+      `JSON.parse(readFileSync(process.env.WMRL_INPUT${typed ? '!' : ''}, 'utf8'));`,
     'console.log(JSON.stringify({ twice: input.n * 2 }));',
     '',
   ].join('\n');
@@ -39,7 +40,8 @@ writeFileSync(ts, body(true));
 // the shape of the real runner: TypeScript importing src (the proposal DSL, which imports zod)
 writeFileSync(
   tsSrc,
-  `import { FAMILIES } from ${JSON.stringify(join(REPO, 'src/autoresearch/dsl.ts'))};\n${body(true).replace('input.n * 2', 'input.n * 2, families: FAMILIES.length')}`,
+  `import { FAMILIES } from ${JSON.stringify(join(REPO, 'src/autoresearch/dsl.ts'))};\n` +
+    body(true).replace('input.n * 2', 'input.n * 2, families: FAMILIES.length'),
 );
 const scratch = join(dir, 'scratch');
 const inputFile = join(dir, 'input.json');
@@ -91,7 +93,9 @@ emit({
   figure: 'compile_once_ms',
   trivial_ts_ms: round(coldTs, 1),
   ts_importing_src_ms: round(coldSrc, 1),
-  note: 'esbuild bundle on the first run of a script in a process (the first includes starting the esbuild service); later runs only stat its inputs',
+  note:
+    'esbuild bundle on the first run of a script in a process ' +
+    '(the first includes starting the esbuild service); later runs only stat its inputs',
 });
 
 const ex = new Executor({ concurrency: 1, scratchRoot: scratch });

@@ -57,7 +57,10 @@ function machine() {
     flopsPerCycle,
     peakGflops: peak,
     model: cpus()[0].model,
-    basis: `${cores} cores x ${(mhz / 1000).toFixed(3)} GHz x ${flopsPerCycle} fp32 FLOP/cycle (${lanes}-lane ${lanes === 16 ? 'AVX-512' : 'AVX2'} FMA x ${fmaPipes} pipes x 2); nominal clock from /proc/cpuinfo`,
+    basis:
+      `${cores} cores x ${(mhz / 1000).toFixed(3)} GHz x ${flopsPerCycle} fp32 FLOP/cycle ` +
+      `(${lanes}-lane ${lanes === 16 ? 'AVX-512' : 'AVX2'} FMA x ${fmaPipes} pipes x 2); ` +
+      'nominal clock from /proc/cpuinfo',
   };
 }
 
@@ -90,10 +93,10 @@ function loadMonitor() {
 }
 
 // ---- networks ----------------------------------------------------------------------------------
-const WORDS =
-  'push pick place put stack the a red green blue yellow purple orange cube block to on in into left right zone bin top of it and then'.split(
-    ' ',
-  );
+const WORDS = (
+  'push pick place put stack the a red green blue yellow purple orange cube block to on in into left right zone ' +
+  'bin top of it and then'
+).split(' ');
 const TOKENIZER = WordTokenizer.fromCorpus([WORDS.join(' ')], { maxLength: 16 });
 const POLICY: VlaConfig = parseVlaConfig({
   conv: [

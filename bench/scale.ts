@@ -124,7 +124,8 @@ try {
       workers.push(w);
     }
     for (const engine of ['real', 'model'] as const) {
-      await transport.run({ ...request(engine), jobs: request(engine).jobs.slice(0, count * 2) }); // every worker loaded and warm
+      // every worker loaded and warm
+      await transport.run({ ...request(engine), jobs: request(engine).jobs.slice(0, count * 2) });
       const req = request(engine);
       const logFrom = workerLog.length;
       const [groups, s] = await seconds(() => transport.run(req));
@@ -150,7 +151,9 @@ try {
           share_of_job: round((perJob - ownS) / ownS, 3),
           worker_job_ms: round(ownS * 1000, 1),
           jobs_timed: own.length,
-          note: "1 worker: the trainer's wall time per job minus the worker's own time in the group (submit, policy fetch, result encode/decode, Redis round trips)",
+          note:
+            "1 worker: the trainer's wall time per job minus the worker's own time in the group " +
+            '(submit, policy fetch, result encode/decode, Redis round trips)',
         });
       }
     }

@@ -70,7 +70,12 @@ async function boardOf(id: string): Promise<Run[]> {
 function format(boards: Record<string, { metric: string; higherIsBetter: boolean; runs: Run[] }>): string {
   const tasks = Object.entries(boards).map(([id, b]) => {
     const runs = b.runs.map((r) => `        ${JSON.stringify(r)}`).join(',\n');
-    return `    ${JSON.stringify(id)}: {\n      "metric": ${JSON.stringify(b.metric)},\n      "higherIsBetter": ${b.higherIsBetter},\n      "runs": [\n${runs}\n      ]\n    }`;
+    return (
+      `    ${JSON.stringify(id)}: {\n` +
+      `      "metric": ${JSON.stringify(b.metric)},\n` +
+      `      "higherIsBetter": ${b.higherIsBetter},\n` +
+      `      "runs": [\n${runs}\n      ]\n    }`
+    );
   });
   return `{\n  "version": 1,\n  "seed": ${SEED},\n  "tasks": {\n${tasks.join(',\n')}\n  }\n}\n`;
 }

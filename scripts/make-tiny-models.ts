@@ -62,7 +62,9 @@ export async function makeTinyModels(
       producer: PRODUCER,
       seed: SEED,
       steps: 0,
-      notes: `untrained (seeded initialisation) for ${scene.name}; action heads ${policyConfig.actions.map((a) => `${a.name}:${a.n}`).join(' ')}`,
+      notes:
+        `untrained (seeded initialisation) for ${scene.name}; action heads ` +
+        `${policyConfig.actions.map((a) => `${a.name}:${a.n}`).join(' ')}`,
     },
     specHash,
   });
@@ -82,7 +84,9 @@ export async function makeTinyModels(
       producer: PRODUCER,
       seed: SEED,
       steps: 0,
-      notes: `untrained, identity normalisers; state = TabletopState flattened (${scene.objects.length} objects), action = one value per action dimension`,
+      notes:
+        `untrained, identity normalisers; state = TabletopState flattened (${scene.objects.length} objects), ` +
+        'action = one value per action dimension',
     },
     specHash,
   });

@@ -52,7 +52,8 @@ export const ExecLimitsSchema = z.object({
     .min(1024)
     .max(1 << 20)
     .describe(
-      `address-space cap of the child, MiB (prlimit --as; Node needs ~${NODE_BOOT_MB} to boot); the JS heap cap is heapMbFor(memoryMb)`,
+      `address-space cap of the child, MiB (prlimit --as; Node needs ~${NODE_BOOT_MB} to boot); ` +
+        'the JS heap cap is heapMbFor(memoryMb)',
     ),
   outputBytes: z
     .number()
@@ -67,7 +68,8 @@ export const ExecLimitsSchema = z.object({
     .max(3600)
     .optional()
     .describe(
-      'CPU-time limit of the child, s (prlimit --cpu; outcome timeout): unlike wallMs, load on the machine hardly moves where a busy child hits it',
+      'CPU-time limit of the child, s (prlimit --cpu; outcome timeout): unlike wallMs, load on the machine hardly ' +
+        'moves where a busy child hits it',
     ),
 });
 export type ExecLimits = z.infer<typeof ExecLimitsSchema>;

@@ -47,7 +47,10 @@ export function feedbackLine(
   reason = '',
 ): string {
   if (o.status === 'valid')
-    return `${text} -> valid, validation ${metric} ${o.validation!.toFixed(3)}, beats ${Math.round(100 * o.position!)}% of the leaderboard`;
+    return (
+      `${text} -> valid, validation ${metric} ${o.validation!.toFixed(3)}, beats ` +
+      `${Math.round(100 * o.position!)}% of the leaderboard`
+    );
   return `${text} -> ${o.status.replace('_', ' ')}${reason ? `: ${reason}` : ''}`;
 }
 

@@ -78,7 +78,8 @@ function fresh(b: Built): boolean {
 const wasmOrtPlugin: Plugin = {
   name: 'wmrl-wasm-ort',
   setup(b) {
-    b.onResolve({ filter: /^#ort$/ }, () => ({ path: 'onnxruntime-web', external: true })); // its Node build (the /wasm export needs a browser)
+    // its Node build (the /wasm export needs a browser)
+    b.onResolve({ filter: /^#ort$/ }, () => ({ path: 'onnxruntime-web', external: true }));
   },
 };
 

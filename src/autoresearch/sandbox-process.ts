@@ -59,13 +59,16 @@ export function probeContainment(): Promise<Containment> {
     const flags = UNSHARE_FLAGS.find((_, i) => netOks[i]);
     const netOk = unshare !== null && flags !== undefined;
     const warnings: string[] = [];
-    if (!netOk)
-      warnings.push(
-        `executor: network NOT isolated: ${unshare ? '`unshare -n` and `unshare -r -n` failed (need root or user namespaces)' : 'no `unshare` on PATH'}; children can open sockets`,
-      );
+    if (!netOk) {
+      const why = unshare
+        ? '`unshare -n` and `unshare -r -n` failed (need root or user namespaces)'
+        : 'no `unshare` on PATH';
+      warnings.push(`executor: network NOT isolated: ${why}; children can open sockets`);
+    }
     if (!asOk)
       warnings.push(
-        `executor: address space NOT capped: ${prlimit ? '`prlimit --as` failed' : 'no `prlimit` on PATH'}; only the JS heap is capped, off-heap buffers are not`,
+        `executor: address space NOT capped: ${prlimit ? '`prlimit --as` failed' : 'no `prlimit` on PATH'}; ` +
+          'only the JS heap is capped, off-heap buffers are not',
       );
     return {
       unshare: netOk ? [unshare, ...flags] : null,
@@ -88,12 +91,14 @@ export interface FatalRecord {
 
 /** Runs first in the child (an --import of a data: URL, so it needs no file): reports an uncaught
  *  exception or unhandled rejection as one JSON line on fd 3, then lets Node print and exit as usual. */
-const PRELOAD = `import { writeSync } from 'node:fs';
+const PRELOAD =
+  `import { writeSync } from 'node:fs';
 process.on('uncaughtExceptionMonitor', (e) => {
   try {
     const o = e !== null && typeof e === 'object' ? e : { message: String(e) };
     const str = (v) => (v === undefined || v === null ? undefined : String(v).slice(0, 500));
-    writeSync(3, JSON.stringify({ name: str(o.name), code: str(o.code), permission: str(o.permission), message: str(o.message) }) + '\\n');
+    writeSync(3, JSON.stringify({ name: str(o.name), code: str(o.code), ` +
+  `permission: str(o.permission), message: str(o.message) }) + '\\n');
   } catch {}
 });
 `;
@@ -242,8 +247,16 @@ function parseFatal(text: string): FatalRecord | null {
 }
 
 /** The messages with which V8, the C++ runtime and Node report running out of memory. */
-const MEMORY_PATTERNS =
-  /JavaScript heap out of memory|process out of memory|std::bad_alloc|Array buffer allocation failed|Cannot allocate memory|Reached heap limit/;
+const MEMORY_PATTERNS = new RegExp(
+  [
+    'JavaScript heap out of memory',
+    'process out of memory',
+    'std::bad_alloc',
+    'Array buffer allocation failed',
+    'Cannot allocate memory',
+    'Reached heap limit',
+  ].join('|'),
+);
 /** Error codes of a refused access: the permission model (fs, child_process, worker_threads), disabled
  *  addons, and (inside an empty network namespace) sockets and name lookups. */
 const DENIED_CODES = new Set(['ERR_ACCESS_DENIED', 'ERR_DLOPEN_DISABLED']);

@@ -50,7 +50,10 @@ export const TASKS: readonly TaskSpec[] = [
     heldout: false,
     splitSeed: 1201,
     description:
-      'Measurements of 344 penguins from three islands in Antarctica: beak length and depth, flipper length, body mass (numeric), island and sex (categorical; some values are missing). Predict the species (Adelie, Chinstrap or Gentoo; three fairly balanced classes). Scored by accuracy on held-back rows; higher is better.',
+      'Measurements of 344 penguins from three islands in Antarctica: beak length and depth, flipper length, ' +
+      'body mass (numeric), island and sex (categorical; some values are missing). ' +
+      'Predict the species (Adelie, Chinstrap or Gentoo; three fairly balanced classes). ' +
+      'Scored by accuracy on held-back rows; higher is better.',
   },
   {
     id: 'iris-species',
@@ -64,7 +67,9 @@ export const TASKS: readonly TaskSpec[] = [
     heldout: false,
     splitSeed: 1202,
     description:
-      'The classic iris data: 150 flowers with four numeric measurements (sepal and petal length and width) and no missing values. Predict the species (setosa, versicolor or virginica; three balanced classes). Scored by accuracy; higher is better.',
+      'The classic iris data: 150 flowers with four numeric measurements (sepal and petal length and width) ' +
+      'and no missing values. Predict the species (setosa, versicolor or virginica; three balanced classes). ' +
+      'Scored by accuracy; higher is better.',
   },
   {
     id: 'seattle-weather',
@@ -78,7 +83,10 @@ export const TASKS: readonly TaskSpec[] = [
     heldout: false,
     splitSeed: 1203,
     description:
-      "Four years of daily weather in Seattle: precipitation, maximum and minimum temperature, wind and the month (all numeric). Predict the day's weather type among five imbalanced classes (rain and sun are common; fog, drizzle and snow are rare). Scored by macro-averaged F1, which weighs every class equally; higher is better.",
+      'Four years of daily weather in Seattle: precipitation, maximum and minimum temperature, ' +
+      "wind and the month (all numeric). Predict the day's weather type among five imbalanced classes (rain and " +
+      'sun are common; fog, drizzle and snow are rare). Scored by macro-averaged F1, ' +
+      'which weighs every class equally; higher is better.',
   },
   {
     id: 'cars-mpg',
@@ -92,7 +100,9 @@ export const TASKS: readonly TaskSpec[] = [
     heldout: false,
     splitSeed: 1204,
     description:
-      'About 400 cars from 1970-1982: cylinders, displacement, horsepower (a few missing), weight, acceleration, model year (numeric) and region of origin (categorical). Predict fuel economy in miles per gallon. Scored by root mean squared error; lower is better.',
+      'About 400 cars from 1970-1982: cylinders, displacement, horsepower (a few missing), weight, acceleration, ' +
+      'model year (numeric) and region of origin (categorical). Predict fuel economy in miles per gallon. ' +
+      'Scored by root mean squared error; lower is better.',
   },
   {
     id: 'penguins-mass',
@@ -106,7 +116,9 @@ export const TASKS: readonly TaskSpec[] = [
     heldout: false,
     splitSeed: 1205,
     description:
-      'Palmer penguins again, now predicting body mass in grams from species, island and sex (categorical, sex sometimes missing) and beak length, beak depth and flipper length (numeric). Scored by root mean squared error in grams; lower is better.',
+      'Palmer penguins again, now predicting body mass in grams from species, island and sex (categorical, ' +
+      'sex sometimes missing) and beak length, beak depth and flipper length (numeric). ' +
+      'Scored by root mean squared error in grams; lower is better.',
   },
   {
     id: 'cars-origin',
@@ -120,7 +132,9 @@ export const TASKS: readonly TaskSpec[] = [
     heldout: true,
     splitSeed: 1206,
     description:
-      'About 400 cars from 1970-1982 with fuel economy, cylinders, displacement, horsepower, weight, acceleration and model year (all numeric, a few missing). Predict where the car was made: USA, Europe or Japan (imbalanced: most cars are American). Scored by macro-averaged F1; higher is better.',
+      'About 400 cars from 1970-1982 with fuel economy, cylinders, displacement, horsepower, weight, ' +
+      'acceleration and model year (all numeric, a few missing). Predict where the car was made: USA, ' +
+      'Europe or Japan (imbalanced: most cars are American). Scored by macro-averaged F1; higher is better.',
   },
   {
     id: 'boston-medv',
@@ -134,7 +148,10 @@ export const TASKS: readonly TaskSpec[] = [
     heldout: true,
     splitSeed: 1207,
     description:
-      '506 neighbourhoods around Boston in the 1970s with 12 numeric descriptors: crime rate, zoning, industry, river access, air pollution, rooms per home, building age, distance to jobs, highway access, tax rate, pupil-teacher ratio and share of lower-status population. Predict the median home value in thousands of dollars. Scored by root mean squared error; lower is better.',
+      '506 neighbourhoods around Boston in the 1970s with 12 numeric descriptors: crime rate, zoning, industry, ' +
+      'river access, air pollution, rooms per home, building age, distance to jobs, highway access, tax rate, ' +
+      'pupil-teacher ratio and share of lower-status population. Predict the median home value in thousands of ' +
+      'dollars. Scored by root mean squared error; lower is better.',
   },
 ];
 
@@ -267,7 +284,8 @@ export const META_NAMES = [
   'mean_association', // mean of that association over the numeric features
 ] as const;
 
-/** A fixed-length description of the task (META_NAMES says what each entry is); train rows only for target statistics. */
+/** A fixed-length description of the task (META_NAMES says what each entry is);
+ *  train rows only for target statistics. */
 export function metaFeatures(task: TaskData): Float32Array {
   const f = task.features;
   const rows = task.y.length;

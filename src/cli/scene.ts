@@ -9,7 +9,8 @@ export function loadScene(path: string | undefined): Scene {
   return loadSceneFile(path ?? DEFAULT_SCENE_PATH);
 }
 
-/** Resolve --task: a full id ("tabletop/push"), a short one ("push", "pick-place"), a comma-separated list of them, or "all". */
+/** Resolve --task: a full id ("tabletop/push"), a short one ("push", "pick-place"),
+ *  a comma-separated list of them, or "all". */
 export function resolveTasks(scene: Scene, task: string): string[] {
   if (task === 'all') return taskIds(scene);
   const ids = taskIds(scene);

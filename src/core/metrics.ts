@@ -80,7 +80,8 @@ export type EvalMetrics = Required<Pick<TrainMetrics, `eval/${keyof typeof evalN
 export type InitialEvalMetrics = Required<Pick<TrainMetrics, `eval_initial/${keyof typeof evalBefore}`>>;
 export type FidelityMetrics = { [K in FidelityKey]?: number };
 
-/** A metrics line: every key above (the eval ones on evaluation lines), fidelity keys on measurement lines, nothing else. */
+/** A metrics line: every key above (the eval ones on evaluation lines), fidelity keys on measurement lines,
+ *  nothing else. */
 export const TrainMetricsSchema: z.ZodType<TrainMetrics> = z
   .object(TrainMetricsShape)
   .catchall(n)

@@ -202,7 +202,9 @@ async function replayTask(
         group.forEach((d, i) => {
           if (t < d.length && r.reward[i] !== d.rewards[t])
             throw new InputError(
-              `replay of ${taskId} seed ${d.seed} diverged at step ${t}: reward ${r.reward[i]}, recorded ${d.rewards[t]} (the demonstration folder was edited, or made by another build of the simulator)`,
+              `replay of ${taskId} seed ${d.seed} diverged at step ${t}: ` +
+                `reward ${r.reward[i]}, recorded ${d.rewards[t]} ` +
+                '(the demonstration folder was edited, or made by another build of the simulator)',
             );
         });
         obs = r.obs;

@@ -94,7 +94,8 @@ function episodeTasks(indexPath: string, scene: Scene, demos: readonly Demo[]): 
     }
     if (task.instruction !== d.instruction)
       throw new InputError(
-        `${indexPath}: $.episodes[${i}].instruction: "${d.instruction}", but seed ${d.seed} of ${d.task} says "${task.instruction}"`,
+        `${indexPath}: $.episodes[${i}].instruction: "${d.instruction}", ` +
+          `but seed ${d.seed} of ${d.task} says "${task.instruction}"`,
       );
     return task;
   });
@@ -112,7 +113,8 @@ function readLabels(path: string, demos: Demo[], c: EpisodeContract): void {
   const need = demos.reduce((s, d) => s + d.actions.length, 0);
   if (view.byteLength / 4 !== need)
     throw new InputError(
-      `${path}: ${view.byteLength / 4} labels, but the ${demos.length} episodes of index.json have ${need / A} steps x ${A} actions = ${need}`,
+      `${path}: ${view.byteLength / 4} labels, ` +
+        `but the ${demos.length} episodes of index.json have ${need / A} steps x ${A} actions = ${need}`,
     );
   let k = 0;
   demos.forEach((d, i) => {
@@ -150,7 +152,8 @@ function readCounterfactual(
       throw new InputError(`${where}: object ${object} is not an object of the scene (it has ${scene.objects.length})`);
     if (!counterfactualTask(scene, tasks[ei], object))
       throw new InputError(
-        `${where}: object ${object} (${scene.objects[object].name}) is what episode ${ei} already manipulates or targets`,
+        `${where}: object ${object} (${scene.objects[object].name}) ` +
+          `is what episode ${ei} already manipulates or targets`,
       );
     const tokens = Array.from({ length: A }, (_, j) => at(3 + j));
     tokens.forEach((v, j) => {

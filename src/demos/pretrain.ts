@@ -165,7 +165,10 @@ async function train(
       producer: 'wmrl pretrain',
       seed: o.seed,
       steps: o.steps,
-      notes: `behaviour cloning on ${demos.length} demos (${ds.size} steps) from ${o.data} (noise ${meta.noise}, DART labels, counterfactual ${o.counterfactual}); size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}`,
+      notes:
+        `behaviour cloning on ${demos.length} demos (${ds.size} steps) from ${o.data} ` +
+        `(noise ${meta.noise}, DART labels, counterfactual ${o.counterfactual}); ` +
+        `size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}`,
     },
     specHash: specInterfaceHash(spec),
   });

@@ -57,30 +57,44 @@ export function reportHtml(report: EvalReport, chart: string): string {
   const rows = report.policies.flatMap((p, pi) =>
     groups.map((t) => {
       const r = p.results[t];
-      const sw = `<span style="display:inline-block;width:10px;height:10px;background:rgb(${COLOURS[pi % 2].join(',')})"></span>`;
-      return `<tr><td>${sw} ${esc(p.policy)}</td><td>${esc(t)}</td><td>${pct(r.success_rate)}</td><td>[${pct(r.ci_low)}, ${pct(r.ci_high)}]</td><td>${r.episodes}</td><td>${r.mean_progress.toFixed(2)}</td><td>${r.mean_length.toFixed(1)}</td></tr>`;
+      const swatch = `display:inline-block;width:10px;height:10px;background:rgb(${COLOURS[pi % 2].join(',')})`;
+      const sw = `<span style="${swatch}"></span>`;
+      return (
+        `<tr><td>${sw} ${esc(p.policy)}</td><td>${esc(t)}</td><td>${pct(r.success_rate)}</td>` +
+        `<td>[${pct(r.ci_low)}, ${pct(r.ci_high)}]</td><td>${r.episodes}</td>` +
+        `<td>${r.mean_progress.toFixed(2)}</td><td>${r.mean_length.toFixed(1)}</td></tr>`
+      );
     }),
   );
+  const pairedRows = Object.entries(report.paired ?? {})
+    .map(
+      ([t, d]) =>
+        `<tr><td>${esc(t)}</td><td>${pct(d.diff)}</td><td>[${pct(d.ci_low)}, ${pct(d.ci_high)}]</td>` +
+        `<td>${d.episodes}</td></tr>`,
+    )
+    .join('');
   const paired = report.paired
-    ? `<h2>Paired difference (${esc(report.policies[0].policy)} &minus; ${esc(report.policies[1].policy)}, same seeds)</h2><table><tr><th>task</th><th>diff</th><th>95% CI</th><th>n</th></tr>${Object.entries(
-        report.paired,
-      )
-        .map(
-          ([t, d]) =>
-            `<tr><td>${esc(t)}</td><td>${pct(d.diff)}</td><td>[${pct(d.ci_low)}, ${pct(d.ci_high)}]</td><td>${d.episodes}</td></tr>`,
-        )
-        .join('')}</table>`
+    ? `<h2>Paired difference (${esc(report.policies[0].policy)} &minus; ${esc(report.policies[1].policy)}, ` +
+      'same seeds)</h2><table><tr><th>task</th><th>diff</th><th>95% CI</th><th>n</th></tr>' +
+      `${pairedRows}</table>`
     : '';
-  return `<!doctype html>
-<html><head><meta charset="utf-8"><title>wmrl eval</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:left}</style></head>
-<body><h1>wmrl eval: ${esc(report.split)} split</h1>
-<p>${report.episodes_per_task} physics episodes per task (split episode indices ${report.seeds.first_index}..${report.seeds.first_index + report.seeds.count - 1}), sampling temperature ${report.temperature}. Bars: success per task (last group: all tasks pooled); whiskers: Wilson 95% interval; grid lines every 25%; groups left to right: ${groups.map(esc).join(', ')}.</p>
-<img src="${chart}" alt="success per task with 95% intervals" style="image-rendering:pixelated;width:720px">
-<table><tr><th>policy</th><th>task</th><th>success</th><th>95% CI</th><th>n</th><th>process score</th><th>length</th></tr>${rows.join('')}</table>
-${paired}
-</body></html>
-`;
+  return (
+    '<!doctype html>\n' +
+    '<html><head><meta charset="utf-8"><title>wmrl eval</title>\n' +
+    '<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}' +
+    'td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:left}</style></head>\n' +
+    `<body><h1>wmrl eval: ${esc(report.split)} split</h1>\n` +
+    `<p>${report.episodes_per_task} physics episodes per task ` +
+    `(split episode indices ${report.seeds.first_index}..${report.seeds.first_index + report.seeds.count - 1}), ` +
+    `sampling temperature ${report.temperature}. Bars: success per task (last group: all tasks pooled); ` +
+    'whiskers: Wilson 95% interval; grid lines every 25%; ' +
+    `groups left to right: ${groups.map(esc).join(', ')}.</p>\n` +
+    `<img src="${chart}" alt="success per task with 95% intervals" style="image-rendering:pixelated;width:720px">\n` +
+    '<table><tr><th>policy</th><th>task</th><th>success</th><th>95% CI</th><th>n</th><th>process score</th>' +
+    `<th>length</th></tr>${rows.join('')}</table>\n` +
+    `${paired}\n` +
+    '</body></html>\n'
+  );
 }
 
 /** Writes report.json, success.png and index.html into `dir`. */

@@ -33,7 +33,8 @@ export class PhysicsDynamics implements Dynamics {
       for (let j = 0; j < have.length; j++) off = Math.max(off, Math.abs(have[j] - want[j]));
       if (off > 1e-4)
         throw new Error(
-          `physics twin: env ${row} must start at seed ${tasks[r].seed}'s initial state (off by ${off.toExponential(2)})`,
+          `physics twin: env ${row} must start at seed ${tasks[r].seed}'s initial state ` +
+            `(off by ${off.toExponential(2)})`,
         );
     });
   }

@@ -130,7 +130,9 @@ export function formatReport(report: EvalReport): string {
     );
     for (const [task, r] of Object.entries(p.results)) {
       lines.push(
-        `  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  progress ${r.mean_progress.toFixed(2)}  len ${r.mean_length.toFixed(1)}${offTableNote(r.off_table)}`,
+        `  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  ` +
+          `95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  ` +
+          `progress ${r.mean_progress.toFixed(2)}  len ${r.mean_length.toFixed(1)}${offTableNote(r.off_table)}`,
       );
     }
   }
@@ -138,7 +140,8 @@ export function formatReport(report: EvalReport): string {
     lines.push(`paired difference ${report.policies[0].policy} - ${report.policies[1].policy} (same seeds)`);
     for (const [task, d] of Object.entries(report.paired))
       lines.push(
-        `  ${task.padEnd(22)} ${d.diff >= 0 ? '+' : ''}${pct(d.diff)}  95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}]  n=${d.episodes}`,
+        `  ${task.padEnd(22)} ${d.diff >= 0 ? '+' : ''}${pct(d.diff)}  ` +
+          `95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}]  n=${d.episodes}`,
       );
   }
   return lines.join('\n');

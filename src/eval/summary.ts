@@ -34,7 +34,11 @@ export function summarise(
 
 export function formatSummary(name: string, s: SuccessSummary): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  return `${name.padEnd(22)} success ${pct(s.success_rate).padStart(6)}  95% CI [${pct(s.ci_low)}, ${pct(s.ci_high)}]  n=${s.episodes}  len ${s.mean_length.toFixed(1)}  progress ${s.mean_progress.toFixed(2)}${offTableNote(s.off_table)}`;
+  return (
+    `${name.padEnd(22)} success ${pct(s.success_rate).padStart(6)}  ` +
+    `95% CI [${pct(s.ci_low)}, ${pct(s.ci_high)}]  n=${s.episodes}  ` +
+    `len ${s.mean_length.toFixed(1)}  progress ${s.mean_progress.toFixed(2)}${offTableNote(s.off_table)}`
+  );
 }
 
 /** "  off-table N" where episodes ended off the table. */

@@ -120,6 +120,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
     '--world-model',
     o.worldModel,
   ];
-  const reproduce = `wmrl train --mode ${o.cfg.mode} --seed ${o.cfg.seed} --iterations ${done} ${flags.join(' ')} --out <dir>`;
+  const reproduce =
+    `wmrl train --mode ${o.cfg.mode} --seed ${o.cfg.seed} --iterations ${done} ` + `${flags.join(' ')} --out <dir>`;
   return { out: o.out, iterations: done, seconds: elapsed(), report, files, reproduce };
 }

@@ -107,7 +107,8 @@ async function runMode(
     const run = JSON.parse(readFileSync(done, 'utf8')) as ResearchModeRun;
     if (run.iterations !== iterations)
       throw new InputError(
-        `${done}: a finished ${mode} run of ${run.iterations} iterations, not ${iterations} (another --runs folder, or delete it)`,
+        `${done}: a finished ${mode} run of ${run.iterations} iterations, not ${iterations} ` +
+          '(another --runs folder, or delete it)',
       );
     return run;
   }
@@ -132,7 +133,9 @@ async function runMode(
       onIteration: (m) => {
         seconds += trainSeconds(m);
         log(
-          `${mode} iteration ${m.iteration}/${iterations}: reward anchor ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}, ${seconds.toFixed(0)} s, ${executions} executions`,
+          `${mode} iteration ${m.iteration}/${iterations}: ` +
+            `reward anchor ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}, ` +
+            `${seconds.toFixed(0)} s, ${executions} executions`,
         );
       },
       onPolicy: (it, params) => {
@@ -254,7 +257,13 @@ async function finalEvals(
 
 export function researchSpeedupTable(r: ResearchSpeedupReport): string {
   const row = (name: string, it: number, s: number, ex: number, p: CurvePoint) =>
-    `| ${name} | ${it} | ${s.toFixed(0)} | ${ex} | ${p.position.toFixed(3)} [${p.ciLow.toFixed(3)}, ${p.ciHigh.toFixed(3)}] | ${p.perTask.map((t) => `${t.task} ${t.testPosition.toFixed(3)}`).join(', ')} |`;
+    `| ${name} | ${it} | ${s.toFixed(0)} | ${ex} | ` +
+    `${p.position.toFixed(3)} [${p.ciLow.toFixed(3)}, ${p.ciHigh.toFixed(3)}] | ` +
+    `${p.perTask.map((t) => `${t.task} ${t.testPosition.toFixed(3)}`).join(', ')} |`;
+  const reached =
+    r.speedupWall === null
+      ? 'not within its run'
+      : `${r.speedupWall.toFixed(2)}x faster in wall-clock, ${r.speedupExecutions!.toFixed(2)}x fewer executions`;
   return [
     `| agent | iterations | training wall-clock (s) | executions | held-out test position [95%] | per task |`,
     '|---|---|---|---|---|---|',
@@ -267,10 +276,11 @@ export function researchSpeedupTable(r: ResearchSpeedupReport): string {
     '|---|---|---|---|',
     ...r.final.map(
       (f) =>
-        `| ${f.agent} | ${f.position.toFixed(3)} [${f.ciLow.toFixed(3)}, ${f.ciHigh.toFixed(3)}] | ${f.agent === 'base' ? '0' : pairText(f.vsBase)} | ${f.vsReal ? pairText(f.vsReal) : '0'} |`,
+        `| ${f.agent} | ${f.position.toFixed(3)} [${f.ciLow.toFixed(3)}, ${f.ciHigh.toFixed(3)}] | ` +
+        `${f.agent === 'base' ? '0' : pairText(f.vsBase)} | ${f.vsReal ? pairText(f.vsReal) : '0'} |`,
     ),
     '',
-    `wmrl reaches real's final held-out position: ${r.speedupWall === null ? 'not within its run' : `${r.speedupWall.toFixed(2)}x faster in wall-clock, ${r.speedupExecutions!.toFixed(2)}x fewer executions`}.`,
+    `wmrl reaches real's final held-out position: ${reached}.`,
   ].join('\n');
 }
 
@@ -287,14 +297,18 @@ export function writeResearchReport(
   const curve = (m: ResearchModeRun) =>
     m.curve.map(
       (p) =>
-        `| ${m.mode} | ${p.iteration} | ${p.seconds.toFixed(0)} | ${p.executions} | ${p.position.toFixed(3)} [${p.ciLow.toFixed(3)}, ${p.ciHigh.toFixed(3)}] |`,
+        `| ${m.mode} | ${p.iteration} | ${p.seconds.toFixed(0)} | ${p.executions} | ` +
+        `${p.position.toFixed(3)} [${p.ciLow.toFixed(3)}, ${p.ciHigh.toFixed(3)}] |`,
     );
   writeFileSync(
     md,
     [
       '# AutoResearch: real-execution GRPO vs WMRL',
       '',
-      `Made by \`${command}\` (seed ${r.config.seed}). Held-out tasks: ${r.heldout.join(', ')}; ${r.config.episodes} evaluation episodes per task and point, seeds disjoint from training. Position: the test-score leaderboard position of each episode's submitted run (its best validation position), mean over episodes, 95% normal interval. Wall-clock: training only (evaluation excluded).`,
+      `Made by \`${command}\` (seed ${r.config.seed}). Held-out tasks: ${r.heldout.join(', ')}; ` +
+        `${r.config.episodes} evaluation episodes per task and point, seeds disjoint from training. Position: ` +
+        "the test-score leaderboard position of each episode's submitted run (its best validation position), " +
+        'mean over episodes, 95% normal interval. Wall-clock: training only (evaluation excluded).',
       '',
       researchSpeedupTable(r),
       '',

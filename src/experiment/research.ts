@@ -37,7 +37,8 @@ export const RESEARCH_EVAL_SEED = 1_000_000;
 /** Words of the agent's text observation kept (a description and one feedback line fit). */
 export const AGENT_TEXT_TOKENS = 112;
 const FEEDBACK_WORDS =
-  'last valid validation accuracy macro f1 rmse beats of the leaderboard malformed invalid runtime error no result predicted stopped timeout memory output does not parse';
+  'last valid validation accuracy macro f1 rmse beats of the leaderboard malformed invalid runtime error no result ' +
+  'predicted stopped timeout memory output does not parse';
 
 /** The agent's network: text (description + last feedback) and the meta-feature box in, one
  *  autoregressive head per program slot out. */

@@ -40,13 +40,18 @@ function chart(report: SpeedupReport, title: string, xLabel: string, xOf: (c: Cu
       ];
       const colour = COLOURS[c.mode] ?? '#777';
       const path = pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
-      return `<path d="${path}" fill="none" stroke="${colour}" stroke-width="2"/><text x="${W - R + 6}" y="${T + 14 * (k + 1)}" fill="${colour}" font-size="12">${esc(c.mode)} s${c.seed}</text>`;
+      return (
+        `<path d="${path}" fill="none" stroke="${colour}" stroke-width="2"/>` +
+        `<text x="${W - R + 6}" y="${T + 14 * (k + 1)}" fill="${colour}" font-size="12">` +
+        `${esc(c.mode)} s${c.seed}</text>`
+      );
     })
     .join('');
   const ticks = [0, 0.25, 0.5, 0.75, 1]
     .map(
       (f) =>
-        `<text x="${sx(f * xMax)}" y="${H - B + 16}" font-size="11" text-anchor="middle">${(f * xMax).toFixed(xMax >= 100 ? 0 : 1)}</text>`,
+        `<text x="${sx(f * xMax)}" y="${H - B + 16}" font-size="11" text-anchor="middle">` +
+        `${(f * xMax).toFixed(xMax >= 100 ? 0 : 1)}</text>`,
     )
     .join('');
   const yTicks = [yMin, (yMin + yMax) / 2, yMax]
@@ -84,7 +89,8 @@ function table(report: SpeedupReport): string {
     r.train_seconds.toFixed(0),
     r.physics_steps,
     `${pct(r.final.overall.success)} [${pct(r.final.overall.ci_low)}, ${pct(r.final.overall.ci_high)}]`,
-    `${pct(r.final.overall.vs_base.diff)} [${pct(r.final.overall.vs_base.ci_low)}, ${pct(r.final.overall.vs_base.ci_high)}]`,
+    `${pct(r.final.overall.vs_base.diff)} ` +
+      `[${pct(r.final.overall.vs_base.ci_low)}, ${pct(r.final.overall.vs_base.ci_high)}]`,
     `${pct(r.final.seen.success)} (n ${r.final.seen.episodes})`,
     `${pct(r.final.reserved.success)} (n ${r.final.reserved.episodes})`,
     `${pct(r.vs_real.diff)} [${pct(r.vs_real.ci_low)}, ${pct(r.vs_real.ci_high)}]`,
@@ -95,23 +101,40 @@ function table(report: SpeedupReport): string {
     fmt(r.speedup_physics_at_least, 1),
     `${pct(r.equal_reward_groups)}%`,
   ]);
-  return `<table><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((c) => `<td>${esc(String(c))}</td>`).join('')}</tr>`).join('')}</table>`;
+  const headRow = `<tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr>`;
+  const bodyRows = rows.map((r) => `<tr>${r.map((c) => `<td>${esc(String(c))}</td>`).join('')}</tr>`).join('');
+  return `<table>${headRow}${bodyRows}</table>`;
 }
 
 export function speedupHtml(report: SpeedupReport, command: string): string {
   const b = report.base.overall;
-  return `<!doctype html><html><head><meta charset="utf-8"><title>wmrl speedup experiment</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f4f4f4}</style></head><body>
-<h1>Speedup: WMRL vs physics-only GRPO</h1>
-<p><code>${esc(command)}</code></p>
-<p>Tasks ${esc(report.config.tasks.join(', '))}; base policy ${esc(report.policy)}: held-out success ${pct(b.success)}% [${pct(b.ci_low)}, ${pct(b.ci_high)}] (n ${b.episodes}).
-Curves: held-out success on ${report.config.evalEpisodes} episodes per task during training (evaluation off the clock); table: ${report.config.finalEpisodes} held-out episodes per task after training, paired on the same seeds.
-Speedup: real's final success is the mean of its last three curve points; a run reaches it at the first point from which its curve's mean stays at or above it; speedup = real's time (or physics steps) to reach it over the mode's. "At least": from the final evaluations alone, a run ending at or above real's final success (paired) got there no later than its own end.</p>
-${chart(report, 'held-out success vs training wall-clock', 'seconds (physics + world model + training + refresh)', (c) => c.seconds)}
-${chart(report, 'held-out success vs physics steps', 'physics env steps', (c) => c.physicsSteps)}
-${table(report)}
-</body></html>
-`;
+  return (
+    '<!doctype html><html><head><meta charset="utf-8"><title>wmrl speedup experiment</title>\n' +
+    '<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}' +
+    'table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}' +
+    'th{background:#f4f4f4}</style></head><body>\n' +
+    '<h1>Speedup: WMRL vs physics-only GRPO</h1>\n' +
+    `<p><code>${esc(command)}</code></p>\n` +
+    `<p>Tasks ${esc(report.config.tasks.join(', '))}; base policy ${esc(report.policy)}: ` +
+    `held-out success ${pct(b.success)}% [${pct(b.ci_low)}, ${pct(b.ci_high)}] (n ${b.episodes}).\n` +
+    `Curves: held-out success on ${report.config.evalEpisodes} episodes per task during training ` +
+    `(evaluation off the clock); table: ${report.config.finalEpisodes} held-out episodes per task after training, ` +
+    'paired on the same seeds.\n' +
+    "Speedup: real's final success is the mean of its last three curve points; a run reaches it at the first point " +
+    "from which its curve's mean stays at or above it; speedup = real's time (or physics steps) to reach it over " +
+    `the mode's. "At least": from the final evaluations alone, a run ending at or above real's final success ` +
+    '(paired) got there no later than its own end.</p>\n' +
+    chart(
+      report,
+      'held-out success vs training wall-clock',
+      'seconds (physics + world model + training + refresh)',
+      (c) => c.seconds,
+    ) +
+    '\n' +
+    `${chart(report, 'held-out success vs physics steps', 'physics env steps', (c) => c.physicsSteps)}\n` +
+    `${table(report)}\n` +
+    '</body></html>\n'
+  );
 }
 
 /** Writes report.json and index.html into `dir` as one commit. */

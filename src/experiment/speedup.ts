@@ -363,7 +363,8 @@ export async function runSpeedup(
   //    real included, first reaches it to stay, in training wall-clock and in physics steps
   const table = runs.map((r) => {
     const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed)!;
-    const trained = (c: readonly CurvePoint[]) => c.filter((x) => x.iteration > 0); // the point before training takes no time
+    // the point before training takes no time
+    const trained = (c: readonly CurvePoint[]) => c.filter((x) => x.iteration > 0);
     const tail = trained(real.curve).slice(-3);
     const target = tail.reduce((s, c) => s + c.success, 0) / tail.length;
     const ref = reach(trained(real.curve), target)!;

@@ -292,7 +292,9 @@ export function backward(loss: Tensor, wrt: Tensor[]): Tensor[] {
       const x = node.inputs.find(floatOnPath);
       if (x)
         throw new Error(
-          `backward: ${node.op} is not differentiable (its float input ${x.name} depends on a differentiated tensor); wrap that input or its result in stopGradient`,
+          `backward: ${node.op} is not differentiable ` +
+            `(its float input ${x.name} depends on a differentiated tensor); ` +
+            'wrap that input or its result in stopGradient',
         );
       continue; // reached only through integer/bool inputs: nothing to propagate
     }

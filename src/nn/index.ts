@@ -1,6 +1,7 @@
 // nn: graph IR, the gradient table, the ONNX writer, ORT sessions and optimizers. Must not import envs or trainer.
-// Browser-safe: every module except the Node-only (fs) ones, modelfile, checkpoint-file and nets/worldmodel-file; the
-// runtime takes its ORT binding as a parameter ('#ort' picks onnxruntime-web or -node). Browser code imports files directly.
+// Browser-safe: every module except the Node-only (fs) ones, modelfile, checkpoint-file and nets/worldmodel-file;
+// the runtime takes its ORT binding as a parameter ('#ort' picks onnxruntime-web or -node).
+// Browser code imports files directly.
 export * from './ir.ts';
 export * as ops from './ops.ts';
 export * from './grad.ts';

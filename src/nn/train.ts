@@ -39,7 +39,8 @@ export class NonFiniteTrainingError extends Error {
     gradNorm: number,
   ) {
     super(
-      `training stopped: ${count} consecutive steps had a non-finite loss or gradient norm (last loss ${loss}, grad norm ${gradNorm}) and were skipped; lower the learning rate or check the data`,
+      `training stopped: ${count} consecutive steps had a non-finite loss or gradient norm (last loss ${loss}, ` +
+        `grad norm ${gradNorm}) and were skipped; lower the learning rate or check the data`,
     );
   }
 }

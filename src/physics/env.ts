@@ -59,7 +59,8 @@ class RapierEngine implements TabletopEngine {
       else if (start.exact) this.sims[i].restore(decodeSimSnapshot(start.exact));
       else
         throw new RangeError(
-          `physics resetFrom: starts[${j}] has no exact snapshot (capture it with { exact: true }); a row alone leaves velocities and contacts unknown`,
+          `physics resetFrom: starts[${j}] has no exact snapshot (capture it with { exact: true }); ` +
+            'a row alone leaves velocities and contacts unknown',
         );
     });
   }

@@ -79,7 +79,8 @@ export class TabletopSim {
     const err = rig.kin.solve(this.q, task.initEe, 0, IK_ITERS_RESET);
     if (err > 1e-4)
       throw new RangeError(
-        `task ${task.taskId} seed ${task.seed}: initEe ${task.initEe.join(', ')} is out of the arm's reach (IK error ${err.toFixed(4)} m)`,
+        `task ${task.taskId} seed ${task.seed}: initEe ${task.initEe.join(', ')} is out of the arm's reach ` +
+          `(IK error ${err.toFixed(4)} m)`,
       );
     this.target.set(task.initEe);
     this.clampTarget();
@@ -107,7 +108,8 @@ export class TabletopSim {
       const desc =
         obj.shape === 'box'
           ? R.ColliderDesc.cuboid(hx, hy, hz)
-          : R.ColliderDesc.cylinder(hz, hx).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 }); // Rapier's axis is y
+          : // Rapier's axis is y
+            R.ColliderDesc.cylinder(hz, hx).setRotation({ x: Math.SQRT1_2, y: 0, z: 0, w: Math.SQRT1_2 });
       world.createCollider(desc.setMass(obj.mass).setFriction(obj.friction).setCollisionGroups(GROUP_WORLD), body);
       return body.handle;
     });

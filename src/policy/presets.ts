@@ -63,8 +63,8 @@ export const PRETRAIN_SIZES = {
   },
 } satisfies Record<string, VlaSizes>;
 
-/** The AutoResearch agent (docs/autoresearch.md#the-agent): no camera; the task text + feedback through attention pooling,
- *  the dataset meta-features as the box, and autoregressive heads over the program's token slots
+/** The AutoResearch agent (docs/autoresearch.md#the-agent): no camera; the task text + feedback through attention
+ *  pooling, the dataset meta-features as the box, and autoregressive heads over the program's token slots
  *  (~93 k parameters with the 50-token DSL vocabulary, 12 slots and a ~25-word text vocabulary). */
 export const AGENT_SIZES: VlaSizes = {
   embedDim: 32,

@@ -143,12 +143,14 @@ export function readEpisodeIndex(dir: string): EpisodeIndex {
   const raw = readInputJsonRaw(path, 'the episode index', `is ${dir} a folder written by wmrl rollout or collect?`);
   const { format, command } = (raw ?? {}) as { format?: unknown; command?: unknown };
   if (format !== EPISODE_FORMAT) {
+    const madeBy = typeof command === 'string' ? ` (it was made by: ${command})` : '';
     const old =
       format === 'wmrl-episodes/1'
-        ? `, the format before createdAt and command moved to ${RUN_INFO_FILE}; re-create the folder${typeof command === 'string' ? ` (it was made by: ${command})` : ''}`
+        ? `, the format before createdAt and command moved to ${RUN_INFO_FILE}; re-create the folder${madeBy}`
         : '';
     throw new InputError(
-      `${path}: $.format: found ${format === undefined ? 'none' : JSON.stringify(format)}, this wmrl reads "${EPISODE_FORMAT}"${old}`,
+      `${path}: $.format: found ${format === undefined ? 'none' : JSON.stringify(format)}, ` +
+        `this wmrl reads "${EPISODE_FORMAT}"${old}`,
     );
   }
   return parseInput(raw, EpisodeIndexSchema, path);
@@ -166,7 +168,8 @@ function checkIndex(path: string, index: EpisodeIndex, c: EpisodeContract): void
     if (k >= 0 || index.stateNames.length !== c.states.length) {
       const j = k >= 0 ? k : c.states.length;
       throw new InputError(
-        `${path}: $.stateNames[${j}]: ${JSON.stringify(index.stateNames[j] ?? null)}, the scene's state layout has ${JSON.stringify(c.states[j] ?? null)} (recorded with another scene?)`,
+        `${path}: $.stateNames[${j}]: ${JSON.stringify(index.stateNames[j] ?? null)}, the scene's state layout has ` +
+          `${JSON.stringify(c.states[j] ?? null)} (recorded with another scene?)`,
       );
     }
   }
@@ -239,7 +242,8 @@ export function readEpisodeFolder(
     const at = `${indexPath}: $.episodes[${i}]`;
     if (e.offset !== end)
       throw new InputError(
-        `${at}.offset: ${e.offset}, but the ${i ? 'previous record ends' : 'first record starts'} at byte ${end} (records must tile episodes.bin)`,
+        `${at}.offset: ${e.offset}, but the ${i ? 'previous record ends' : 'first record starts'} at byte ${end} ` +
+          '(records must tile episodes.bin)',
       );
     end = e.offset + recordBytes(e.length, A, S);
     if (end > view.byteLength)
@@ -253,7 +257,8 @@ export function readEpisodeFolder(
   });
   if (end !== view.byteLength)
     throw new InputError(
-      `${binPath}: ${view.byteLength - end} bytes after the last record (index.json accounts for ${end} of ${view.byteLength})`,
+      `${binPath}: ${view.byteLength - end} bytes after the last record ` +
+        `(index.json accounts for ${end} of ${view.byteLength})`,
     );
   return { index, episodes };
 }

@@ -155,11 +155,10 @@ function handle<S extends z.ZodType, T>(
     let req: z.infer<S> = undefined as z.infer<S>;
     if (schema) {
       const parsed = schema.safeParse(args[0]);
-      if (!parsed.success)
-        return reply({
-          ok: false,
-          error: `${event}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ')}`,
-        });
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`);
+        return reply({ ok: false, error: `${event}: ${issues.join('; ')}` });
+      }
       req = parsed.data;
     }
     Promise.resolve()

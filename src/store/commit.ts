@@ -168,7 +168,8 @@ function rollForward(dir: string, name: string): void {
     journal = JournalSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
   } catch (err) {
     throw new InputError(
-      `${path}: unreadable commit journal (${(err as Error).message.split('\n')[0]}); delete it to keep the files as they are`,
+      `${path}: unreadable commit journal (${(err as Error).message.split('\n')[0]}); ` +
+        'delete it to keep the files as they are',
     );
   }
   for (const p of journal.parts) {

@@ -67,7 +67,8 @@ export function resumeCheckpoint<C extends { run: Record<string, unknown> }>(
   const diff = runKeyDiff(ck.run, key);
   if (diff.length)
     throw new InputError(
-      `--resume: the checkpoint in ${runDir} belongs to a run with different options or data: ${diff.map(describe).join(', ')}`,
+      `--resume: the checkpoint in ${runDir} belongs to a run with different options or data: ` +
+        `${diff.map(describe).join(', ')}`,
     );
   return ck;
 }

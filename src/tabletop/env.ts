@@ -199,7 +199,8 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
       const S = stateSize(this.scene.objects.length);
       if (row.length !== S && row.length !== S + 7)
         throw new RangeError(
-          `resetFrom: starts[${j}].row has ${row.length} values, expected ${S} (state) or ${S + 7} (state, grip, joints)`,
+          `resetFrom: starts[${j}].row has ${row.length} values, ` +
+            `expected ${S} (state) or ${S + 7} (state, grip, joints)`,
         );
       return this.taskOf(seed);
     });

@@ -24,7 +24,8 @@ export function tabletopSpec(scene: Scene, taskId: string, cameras: readonly str
       const cam = scene.cameras.find((x) => x.name === name);
       if (!cam)
         throw new RangeError(
-          `cameras: scene "${scene.name}" has no camera "${name}" (have ${scene.cameras.map((x) => x.name).join(', ')})`,
+          `cameras: scene "${scene.name}" has no camera "${name}" (have ` +
+            `${scene.cameras.map((x) => x.name).join(', ')})`,
         );
       return { kind: 'image' as const, name: `image_${name}`, shape: [cam.height, cam.width, 3] };
     }),

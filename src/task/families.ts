@@ -20,7 +20,8 @@ export function splitOf(scene: Scene, seed: number): Split {
   const found = SPLITS.find((s) => Number.isInteger(seed) && seed >= scene.splits[s][0] && seed < scene.splits[s][1]);
   if (found) return found;
   throw new RangeError(
-    `seed ${seed} is in no split of scene "${scene.name}": ${SPLITS.map((s) => `${s} ${fmt(scene.splits[s])}`).join(', ')}`,
+    `seed ${seed} is in no split of scene "${scene.name}": ` +
+      `${SPLITS.map((s) => `${s} ${fmt(scene.splits[s])}`).join(', ')}`,
   );
 }
 

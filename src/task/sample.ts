@@ -100,7 +100,8 @@ function sampleLayout(scene: Scene, object: number, clearOf: number, rng: Rng): 
       return scene.objects.map((_, i) => ({ pos: placed.get(i)!, yaw: rng.range(objectYaw[0], objectYaw[1]) }));
   }
   throw new RangeError(
-    `scene "${scene.name}": cannot place ${scene.objects.length} objects in randomization.objectX/objectY with minSeparation ${scene.randomization.minSeparation} clear of zones and bins`,
+    `scene "${scene.name}": cannot place ${scene.objects.length} objects in randomization.objectX/objectY with ` +
+      `minSeparation ${scene.randomization.minSeparation} clear of zones and bins`,
   );
 }
 

@@ -101,7 +101,8 @@ export function restoreState(
   return { state, model: info.refresh.model && unpackModelState(ck.extra, info.refresh.model) };
 }
 
-/** Commits the checkpoint after `step` iterations; `refreshing`: the world model whose trainer state goes in once refreshed. */
+/** Commits the checkpoint after `step` iterations;
+ *  `refreshing`: the world model whose trainer state goes in once refreshed. */
 export function saveCheckpoint(
   runDir: string,
   o: {

@@ -18,7 +18,8 @@ export const TrainConfigSchema = z
       .enum(MODES)
       .default('wmrl')
       .describe(
-        'real: every group in physics; wm: every group in the world model; mix: anchors + world model, no correction; mix+denoise, mix+debias, wmrl: with the corrections',
+        'real: every group in physics; wm: every group in the world model; mix: anchors + world model, ' +
+          'no correction; mix+denoise, mix+debias, wmrl: with the corrections',
       ),
     iterations: z.number().int().positive().default(100).describe('policy updates'),
     seed: z.number().int().min(0).default(0).describe('every random draw of the run derives from it'),
@@ -48,7 +49,8 @@ export const TrainConfigSchema = z
       .max(1)
       .default(1)
       .describe(
-        'share of world-model groups that branch from real anchor states (the rest run whole episodes from initial states)',
+        'share of world-model groups that branch from real anchor states ' +
+          '(the rest run whole episodes from initial states)',
       ),
     branchEvery: z
       .number()

@@ -188,7 +188,8 @@ export class Debiaser {
     };
   }
 
-  /** Restores a state from toState (e.g. parsed from a checkpoint's JSON); bad state is an InputError naming the field. */
+  /** Restores a state from toState (e.g. parsed from a checkpoint's JSON);
+   *  bad state is an InputError naming the field. */
   static fromState(state: unknown): Debiaser {
     const s = parseInput(state, DebiasStateSchema, 'debias state');
     const d = new Debiaser(s.config);

@@ -200,7 +200,8 @@ async function openRun(
   const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
   const envs = await Promise.all(
     setup.tasks.map(async (t) => {
-      const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null; // remote anchors need none here
+      // remote anchors need none here
+      const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null;
       const evalEnv =
         cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
       return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
@@ -364,7 +365,8 @@ async function gradeAnchors(r: Run, i: Iteration, anchors: readonly GroupJob[]):
   return debiasThenDenoise(state.debiaser, state.denoiser, graded, r.flags.debias);
 }
 
-/** 8, on this iteration's anchors: the world model's reward fidelity every fidelityEvery iterations (off the training clock). */
+/** 8, on this iteration's anchors: the world model's reward fidelity every fidelityEvery iterations
+ *  (off the training clock). */
 async function measureFidelity(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<FidelityMetrics> {
   const { cfg } = r;
   if (!(r.flags.model && r.flags.anchors && cfg.fidelityEvery > 0 && (i.it + 1) % cfg.fidelityEvery === 0)) return {};
@@ -417,7 +419,8 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
   const w = r.flags.denoise ? state.denoiser.weight : 1;
   const samples: PolicySample[] = [];
   const zeroVariance = { anchor: 0, model: 0 };
-  let threeValued = 0; // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
+  // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
+  let threeValued = 0;
   const rows = (kind: GroupJob['kind']) =>
     jobs
       .filter((j) => j.kind === kind)

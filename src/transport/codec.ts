@@ -120,7 +120,8 @@ export const JOB_FORMAT = 'wmrl-rollout-job/1';
 const RESULT_FORMAT = 'wmrl-rollout-result/1';
 const MAX_GROUP = 4096;
 
-/** One group (anchor or world-model) as a worker gets it. `task` is the TrainTask's `remote` (the resolver checks it). */
+/** One group (anchor or world-model) as a worker gets it.
+ *  `task` is the TrainTask's `remote` (the resolver checks it). */
 export const JobSchema = z
   .strictObject({
     format: z.literal(JOB_FORMAT),

@@ -30,7 +30,8 @@ export function redisOptions(url: string, flag = '--redis'): RedisOptions {
     u = new URL(url);
   } catch {
     throw new InputError(
-      `${flag}: "${redactUrl(url)}" is not a URL (unix:///path/redis.sock, redis://127.0.0.1:6379, redis://:PASSWORD@host:6379 or rediss://...)`,
+      `${flag}: "${redactUrl(url)}" is not a URL (unix:///path/redis.sock, redis://127.0.0.1:6379, ` +
+        'redis://:PASSWORD@host:6379 or rediss://...)',
     );
   }
   if (u.protocol === 'unix:') {
@@ -50,7 +51,8 @@ export function redisOptions(url: string, flag = '--redis'): RedisOptions {
   if (!isLoopbackHost(u.hostname) && !u.password && u.protocol !== 'rediss:') {
     const withPassword = `redis://:PASSWORD@${u.hostname}:${u.port || 6379}`;
     throw new InputError(
-      `${flag}: ${u.hostname} is not this machine; reach another machine's Redis with a password (${withPassword}) or TLS (rediss://)`,
+      `${flag}: ${u.hostname} is not this machine; ` +
+        `reach another machine's Redis with a password (${withPassword}) or TLS (rediss://)`,
     );
   }
   const host = u.hostname.replace(/^\[|\]$/g, '');

@@ -102,7 +102,8 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
     if (job.id !== id) throw new UnrecoverableError(`job payload: its id should be ${id}, the queue has ${job.id}`);
     if (j.build !== buildId()) {
       throw new UnrecoverableError(
-        `job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, npm ci, on the same CPU architecture)`,
+        `job ${id}: made by wmrl build ${j.build}, this worker runs ${buildId()} (run the trainer's commit, ` +
+          'npm ci, on the same CPU architecture)',
       );
     }
     if (await redis.exists(keys.result(id))) return 'reused'; // delivered again after another worker finished it

@@ -23,7 +23,8 @@ export function registerCollect(program: Command): void {
   program
     .command('collect')
     .description(
-      'record scripted-expert demonstrations (train split) for behaviour cloning: noisy execution, clean expert labels (DART)',
+      'record scripted-expert demonstrations (train split) for behaviour cloning: noisy execution, ' +
+        'clean expert labels (DART)',
     )
     .option('--task <id>', 'task id (tabletop/push, push, ...) or all', 'all')
     .option('--episodes <n>', 'demonstrations per task (400: the recipe of models/vla-base.onnx)', '400')

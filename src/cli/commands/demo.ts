@@ -54,7 +54,8 @@ export function registerDemo(program: Command): void {
         for (const [id, s] of Object.entries(tasks)) console.log(`  ${formatSummary(id, s)}`);
       }
       console.log(
-        `\n${steps} env steps in ${seconds.toFixed(1)} s (${(steps / seconds).toFixed(0)} steps/s including rendering and policy)`,
+        `\n${steps} env steps in ${seconds.toFixed(1)} s ` +
+          `(${(steps / seconds).toFixed(0)} steps/s including rendering and policy)`,
       );
       console.log('Next: npx wmrl --help');
     });

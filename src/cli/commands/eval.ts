@@ -51,7 +51,8 @@ export function registerEval(program: Command): void {
   program
     .command('eval')
     .description(
-      'evaluate a policy in physics: success per task family with Wilson 95% CIs; --compare A B gives the paired difference',
+      'evaluate a policy in physics: success per task family with Wilson 95% CIs; ' +
+        '--compare A B gives the paired difference',
     )
     .option('--policy <p>', 'model file (.onnx), expert or random')
     .option('--compare <policies...>', 'two policies run on the same seeds: --compare A B')

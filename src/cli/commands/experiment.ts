@@ -65,12 +65,14 @@ export function registerExperiment(program: Command): void {
   experiment
     .command('speedup')
     .description(
-      "real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, the speedup to real's final success; resumable (finished runs and evaluations are kept)",
+      'real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, ' +
+        "the speedup to real's final success; resumable (finished runs and evaluations are kept)",
     )
     .option('--seeds <list>', 'run seeds, comma-separated (default 0)')
     .option(
       '--modes <list>',
-      `modes, comma-separated, must include real (default real,wmrl,mix,mix+denoise,mix+debias; valid: ${MODES.join(', ')})`,
+      'modes, comma-separated, must include real ' +
+        `(default real,wmrl,mix,mix+denoise,mix+debias; valid: ${MODES.join(', ')})`,
     )
     .option('--task <ids>', 'tasks, comma-separated (default pick-place,put-in-bin)')
     .option(
@@ -86,7 +88,8 @@ export function registerExperiment(program: Command): void {
     .option('--json', 'print the report as one JSON object on stdout')
     .option(
       '--suite <s>',
-      'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl, first of --seeds; --runs default runs/research-speedup, --report docs/autoresearch; --config fields below)',
+      'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl, ' +
+        'first of --seeds; --runs default runs/research-speedup, --report docs/autoresearch; --config fields below)',
       'tabletop',
     )
     .addHelpText(
@@ -133,8 +136,15 @@ export function registerExperiment(program: Command): void {
       if (o.json) return printJson(report);
       for (const r of report.runs) {
         const f = r.final.overall;
+        const speedup =
+          r.speedup_wall === null
+            ? 'not reached'
+            : `${r.speedup_wall.toFixed(2)}x wall / ${r.speedup_physics!.toFixed(1)}x physics`;
         console.log(
-          `${r.mode.padEnd(12)} seed ${r.seed}: held-out ${(100 * f.success).toFixed(1)}% (vs base ${(100 * f.vs_base.diff).toFixed(1)} [${(100 * f.vs_base.ci_low).toFixed(1)}, ${(100 * f.vs_base.ci_high).toFixed(1)}]), ${r.train_seconds.toFixed(0)} s, ${r.physics_steps} physics steps, speedup ${r.speedup_wall === null ? 'not reached' : `${r.speedup_wall.toFixed(2)}x wall / ${r.speedup_physics!.toFixed(1)}x physics`}`,
+          `${r.mode.padEnd(12)} seed ${r.seed}: held-out ${(100 * f.success).toFixed(1)}% ` +
+            `(vs base ${(100 * f.vs_base.diff).toFixed(1)} ` +
+            `[${(100 * f.vs_base.ci_low).toFixed(1)}, ${(100 * f.vs_base.ci_high).toFixed(1)}]), ` +
+            `${r.train_seconds.toFixed(0)} s, ${r.physics_steps} physics steps, speedup ${speedup}`,
         );
       }
       console.log(`report: ${files.json}, ${files.html}`);

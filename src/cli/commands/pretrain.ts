@@ -63,7 +63,8 @@ export function registerPretrain(program: Command): void {
   program
     .command('pretrain')
     .description(
-      'behaviour-clone the VLA on demonstrations from `wmrl collect` (cross-entropy on action tokens); the defaults are the recipe of models/vla-base.onnx',
+      'behaviour-clone the VLA on demonstrations from `wmrl collect` (cross-entropy on action tokens); ' +
+        'the defaults are the recipe of models/vla-base.onnx',
     )
     .requiredOption('--data <dir>', 'demonstration folder written by wmrl collect')
     .requiredOption('--out <file.onnx>', 'policy file to write (plus its .json sidecar)')
@@ -85,7 +86,8 @@ export function registerPretrain(program: Command): void {
     .option('--run-dir <dir>', 'checkpoints and metrics.jsonl (default: runs/pretrain-<name>)')
     .option(
       '--resume',
-      'continue from the checkpoint in the run folder (same options and data): the result is bit-identical to an uninterrupted run',
+      'continue from the checkpoint in the run folder (same options and data): ' +
+        'the result is bit-identical to an uninterrupted run',
     )
     .option('--only-success', 'train only on demonstrations whose noisy execution succeeded')
     .option(
@@ -98,7 +100,8 @@ export function registerPretrain(program: Command): void {
       const result = await pretrainWithProgress(opts);
       if (opts.json) return printJson(result);
       console.log(
-        `wrote ${opts.out}: ${result.steps} steps on ${result.samples} samples in ${result.seconds.toFixed(0)} s (metrics: ${result.runDir}/metrics.jsonl)`,
+        `wrote ${opts.out}: ${result.steps} steps on ${result.samples} samples in ${result.seconds.toFixed(0)} s ` +
+          `(metrics: ${result.runDir}/metrics.jsonl)`,
       );
     });
 }

@@ -71,13 +71,17 @@ export function registerResearch(program: Command): void {
       if (raw.json) return printJson({ tasks: rows });
       for (const r of rows)
         console.log(
-          `${r.id.padEnd(18)} ${r.kind.padEnd(15)} ${`${r.metric} (${r.higherIsBetter ? 'higher' : 'lower'} is better)`.padEnd(30)} ${String(r.rows).padStart(5)} rows ${String(r.features).padStart(3)} features${r.heldout ? '  held out' : ''}`,
+          `${r.id.padEnd(18)} ${r.kind.padEnd(15)} ` +
+            `${`${r.metric} (${r.higherIsBetter ? 'higher' : 'lower'} is better)`.padEnd(30)} ` +
+            `${String(r.rows).padStart(5)} rows ${String(r.features).padStart(3)} features` +
+            `${r.heldout ? '  held out' : ''}`,
         );
     });
   research
     .command('exec')
     .description(
-      'run one proposal in the sandbox: status (malformed | invalid | runtime_error | no_result | valid), metric, leaderboard position, feedback',
+      'run one proposal in the sandbox: status (malformed | invalid | runtime_error | no_result | valid), ' +
+        'metric, leaderboard position, feedback',
     )
     .requiredOption('--task <id>', `task id (${TASKS.map((t) => t.id).join(', ')})`)
     .requiredOption('--program <file>', 'a JSON program or DSL words ("model:forest trees:50 end")')
@@ -96,13 +100,15 @@ export function registerResearch(program: Command): void {
       console.log(outcome.feedback);
       if (outcome.status === 'valid')
         console.log(
-          `test ${spec.metric} ${outcome.test!.toFixed(4)} (leaderboard position ${outcome.testPosition!.toFixed(3)}); ${outcome.wallMs.toFixed(0)} ms`,
+          `test ${spec.metric} ${outcome.test!.toFixed(4)} ` +
+            `(leaderboard position ${outcome.testPosition!.toFixed(3)}); ${outcome.wallMs.toFixed(0)} ms`,
         );
     });
   research
     .command('eval')
     .description(
-      'an agent policy on the held-out tasks in real execution: mean test-score leaderboard position of the submitted run, 95% interval',
+      'an agent policy on the held-out tasks in real execution: ' +
+        'mean test-score leaderboard position of the submitted run, 95% interval',
     )
     .option('--policy <file>', 'agent policy file', 'models/agent-base.onnx')
     .option('--task <ids>', `tasks, comma-separated (default the held-out ones: ${HELDOUT_RESEARCH_TASKS.join(',')})`)
@@ -134,7 +140,9 @@ export function registerResearch(program: Command): void {
       if (o.json) return printJson({ policy: o.policy, results });
       for (const r of results)
         console.log(
-          `${r.task.padEnd(18)} test position ${r.testPosition.toFixed(3)} [${r.ciLow.toFixed(3)}, ${r.ciHigh.toFixed(3)}], n=${r.episodes}, valid runs in ${(100 * r.validShare).toFixed(0)}% of episodes, ${r.executions} executions`,
+          `${r.task.padEnd(18)} test position ${r.testPosition.toFixed(3)} ` +
+            `[${r.ciLow.toFixed(3)}, ${r.ciHigh.toFixed(3)}], n=${r.episodes}, ` +
+            `valid runs in ${(100 * r.validShare).toFixed(0)}% of episodes, ${r.executions} executions`,
         );
     });
 }

@@ -15,7 +15,8 @@ export function registerServe(program: Command): void {
   const cmd = program
     .command('serve')
     .description(
-      'the browser viewer: recorded runs and episodes (physics, world model, side by side), training curves, live frames, the policy in the page',
+      'the browser viewer: recorded runs and episodes (physics, world model, side by side), training curves, ' +
+        'live frames, the policy in the page',
     )
     .option('--run <dir>', 'a run folder or a folder of runs to list and replay', 'runs')
     .option('--world-model <file>', 'world model for replays and side by side', 'models/wm-base.onnx')

@@ -91,10 +91,15 @@ export function registerShadow(program: Command): void {
       const mm = (x: number) => `${(1000 * x).toFixed(1)} mm`;
       console.log(`${taskId} ${o.policy} vs ${o.model}: ${report.episodes} episodes, ${report.steps} steps`);
       console.log(
-        `mean divergence: ee ${mm(report.mean.ee_m)}  fingers ${mm(report.mean.fingers_m)}  objects ${mm(report.mean.objects_m)}  task object ${mm(report.mean.task_object_m)}  image MAE ${report.mean.image_mae.toFixed(2)}`,
+        `mean divergence: ee ${mm(report.mean.ee_m)}  fingers ${mm(report.mean.fingers_m)}  ` +
+          `objects ${mm(report.mean.objects_m)}  task object ${mm(report.mean.task_object_m)}  ` +
+          `image MAE ${report.mean.image_mae.toFixed(2)}`,
       );
       console.log(
-        `success: physics ${(100 * report.env_success_rate).toFixed(1)}%  world model ${(100 * report.wm_success_rate).toFixed(1)}%  hallucinated ${(100 * report.hallucinated_success_rate).toFixed(1)}% of episodes, ${(100 * report.hallucinated_step_rate).toFixed(2)}% of steps`,
+        `success: physics ${(100 * report.env_success_rate).toFixed(1)}%  ` +
+          `world model ${(100 * report.wm_success_rate).toFixed(1)}%  ` +
+          `hallucinated ${(100 * report.hallucinated_success_rate).toFixed(1)}% of episodes, ` +
+          `${(100 * report.hallucinated_step_rate).toFixed(2)}% of steps`,
       );
       if (files) console.log(`wrote ${files.json} and ${files.png} (y axis 0..${files.png_y_max_m} m)`);
     });

@@ -33,7 +33,8 @@ export function registerStart(program: Command): void {
   const cmd = program
     .command('start')
     .description(
-      'the main job (npm start): post-train the shipped base VLA with WMRL for a wall-clock budget, held-out evaluation before and after, the paired improvement',
+      'the main job (npm start): post-train the shipped base VLA with WMRL for a wall-clock budget, ' +
+        'held-out evaluation before and after, the paired improvement',
     )
     .option('--minutes <m>', 'budget of the whole job, evaluations included', '10')
     .option('--episodes <n>', 'held-out episodes per task of each evaluation', '50')
@@ -114,10 +115,12 @@ export function registerStart(program: Command): void {
         });
       console.log(formatReport(result.report));
       console.log(
-        `\nimprovement: ${d.diff >= 0 ? '+' : ''}${pct(d.diff)} points held-out success, paired 95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}], n=${d.episodes}`,
+        `\nimprovement: ${d.diff >= 0 ? '+' : ''}${pct(d.diff)} points held-out success, ` +
+          `paired 95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}], n=${d.episodes}`,
       );
       console.log(
-        `${result.iterations} iterations in ${(result.seconds / 60).toFixed(1)} minutes; run folder ${result.out} (report ${result.files.html})`,
+        `${result.iterations} iterations in ${(result.seconds / 60).toFixed(1)} minutes; ` +
+          `run folder ${result.out} (report ${result.files.html})`,
       );
       console.log(`reproduce the policy bit for bit: ${result.reproduce}`);
     } finally {

@@ -28,7 +28,8 @@ export function registerTasks(program: Command): void {
       if (opts.json) return printJson({ scene: scene.name, tasks });
       for (const t of tasks)
         console.log(
-          `${t.id.padEnd(22)} ${t.family.padEnd(11)} ${t.objects.length} objects x ${t.targets.length} targets, ${t.maxEpisodeSteps} steps  e.g. "${t.example}"`,
+          `${t.id.padEnd(22)} ${t.family.padEnd(11)} ${t.objects.length} objects x ${t.targets.length} targets, ` +
+            `${t.maxEpisodeSteps} steps  e.g. "${t.example}"`,
         );
     });
 }

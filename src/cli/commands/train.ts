@@ -71,7 +71,8 @@ export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
     .description(
-      'post-train the VLA with the WMRL loop: GRPO groups in physics (anchors) and in the world model, Online Debiasing, Inverse-Variance Denoising',
+      'post-train the VLA with the WMRL loop: GRPO groups in physics (anchors) and in the world model, ' +
+        'Online Debiasing, Inverse-Variance Denoising',
     )
     .option('--mode <m>', `${MODES.join(' | ')} (default wmrl)`)
     .option('--iterations <n>', 'policy updates (with --resume: the new total)')
@@ -159,12 +160,14 @@ export function registerTrain(program: Command): void {
       }
       if (interrupted())
         throw new InterruptedError(
-          `interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} (continue with --resume ${plan.dir})`,
+          `interrupted after iteration ${last.iteration ?? 0}: checkpoint in ${plan.dir} ` +
+            `(continue with --resume ${plan.dir})`,
         );
     });
     if (raw.json) return printJson({ out: plan.dir, ...last });
     console.log(
-      `trained ${plan.cfg.iterations} iterations (${plan.cfg.mode}) in ${plan.dir}: policy.onnx, metrics.jsonl, checkpoint`,
+      `trained ${plan.cfg.iterations} iterations (${plan.cfg.mode}) in ${plan.dir}: ` +
+        'policy.onnx, metrics.jsonl, checkpoint',
     );
   });
 }

@@ -68,7 +68,8 @@ async function wmTrain({ json, ...o }: Opts): Promise<void> {
   const { summary, heldout, fit } = r;
   if (json) return printJson({ ...summary, elapsed_s: fit.elapsedMs / 1000, heldout, metrics, run_dir: runDir });
   console.log(
-    `trained ${o.out}: ${fit.steps} steps (${(fit.elapsedMs / 1000).toFixed(0)} s in this process), best held-out 1-step MSE ${fit.bestValMse?.toFixed(4)} (normalised) at step ${fit.bestStep}`,
+    `trained ${o.out}: ${fit.steps} steps (${(fit.elapsedMs / 1000).toFixed(0)} s in this process), ` +
+      `best held-out 1-step MSE ${fit.bestValMse?.toFixed(4)} (normalised) at step ${fit.bestStep}`,
   );
   printReport(heldout);
 }
@@ -86,7 +87,8 @@ export function registerWmTrain(wm: Command): void {
     .option('--lr <x>', 'peak learning rate (cosine decay to a tenth)', '0.001')
     .option(
       '--time-budget <s>',
-      'choose the step count from a timed probe so training takes about this long (the count is recorded; --resume replays it)',
+      'choose the step count from a timed probe so training takes about this long ' +
+        '(the count is recorded; --resume replays it)',
     )
     .option('--eval-every <n>', 'validate every n steps (the best model so far is written to --out)', '500')
     .option('--checkpoint-every <n>', 'steps between checkpoints in the run folder (Ctrl-C also writes one)', '500')
@@ -100,7 +102,8 @@ export function registerWmTrain(wm: Command): void {
     .option('--run-dir <dir>', 'checkpoints (default: runs/wm-train-<name>)')
     .option(
       '--resume',
-      'continue from the checkpoint in the run folder (same options and data): the model is bit-identical to an uninterrupted run',
+      'continue from the checkpoint in the run folder (same options and data): ' +
+        'the model is bit-identical to an uninterrupted run',
     )
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout (training summary and held-out report)')

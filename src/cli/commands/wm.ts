@@ -73,23 +73,28 @@ export function printReport(r: Awaited<ReturnType<typeof evaluateDynamics>>): vo
     e: { ee_m: number; fingers_m: number; objects_m: number; task_object_m: number; n: number },
   ) =>
     console.log(
-      `${name.padEnd(14)} ee ${mm(e.ee_m)}  fingers ${mm(e.fingers_m)}  objects ${mm(e.objects_m)}  task object ${mm(e.task_object_m)}  (n=${e.n})`,
+      `${name.padEnd(14)} ee ${mm(e.ee_m)}  fingers ${mm(e.fingers_m)}  objects ${mm(e.objects_m)}  ` +
+        `task object ${mm(e.task_object_m)}  (n=${e.n})`,
     );
   const off = r.excluded_off_table;
-  console.log(
-    `held-out: ${r.episodes} episodes, ${r.transitions} transitions${off.length ? ` (${off.length} left out: an object fell off the table in ${off.map((e) => `${e.task} seed ${e.seed}`).join(', ')})` : ''}`,
-  );
+  const offList = off.map((e) => `${e.task} seed ${e.seed}`).join(', ');
+  const offNote = off.length ? ` (${off.length} left out: an object fell off the table in ${offList})` : '';
+  console.log(`held-out: ${r.episodes} episodes, ${r.transitions} transitions${offNote}`);
   g('1-step', r.one_step);
   g('copy baseline', r.one_step.copy_baseline);
   for (const [h, e] of Object.entries(r.open_loop)) g(`open-loop ${h}`, e);
   const w = r.reward;
   console.log(
-    `reward: bias ${w.bias.toFixed(4)}  rank corr ${w.rank_corr.toFixed(3)}  progress bias ${w.progress_bias.toFixed(3)}  progress rank corr ${w.progress_rank_corr.toFixed(3)}`,
+    `reward: bias ${w.bias.toFixed(4)}  rank corr ${w.rank_corr.toFixed(3)}  ` +
+      `progress bias ${w.progress_bias.toFixed(3)}  progress rank corr ${w.progress_rank_corr.toFixed(3)}`,
   );
   console.log(
-    `hallucinated success: ${(100 * w.hallucinated_success_rate).toFixed(2)}% of non-success steps; missed ${(100 * w.missed_success_rate).toFixed(1)}% of ${w.env_successes} successes`,
+    `hallucinated success: ${(100 * w.hallucinated_success_rate).toFixed(2)}% of non-success steps; ` +
+      `missed ${(100 * w.missed_success_rate).toFixed(1)}% of ${w.env_successes} successes`,
   );
   console.log(
-    `episode replay: hallucinated ${(100 * r.replay.hallucinated_success_rate).toFixed(1)}%  wm success ${(100 * r.replay.wm_success_rate).toFixed(1)}%  physics ${(100 * r.replay.env_success_rate).toFixed(1)}%  agreement ${(100 * r.replay.agreement).toFixed(1)}%`,
+    `episode replay: hallucinated ${(100 * r.replay.hallucinated_success_rate).toFixed(1)}%  ` +
+      `wm success ${(100 * r.replay.wm_success_rate).toFixed(1)}%  ` +
+      `physics ${(100 * r.replay.env_success_rate).toFixed(1)}%  agreement ${(100 * r.replay.agreement).toFixed(1)}%`,
   );
 }

@@ -16,7 +16,8 @@ export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description(
-      'run rollout jobs of any `wmrl train --redis` run (physics anchors, world-model groups, AutoResearch executions) until Ctrl-C',
+      'run rollout jobs of any `wmrl train --redis` run (physics anchors, world-model groups, ' +
+        'AutoResearch executions) until Ctrl-C',
     )
     .requiredOption('--redis <url>', REDIS_URL_HELP)
     .option('--concurrency <n>', 'jobs at once in this process (one worker process per core is the usual layout)', '1')

@@ -190,7 +190,8 @@ export class InPageRunner {
     v: Omit<StepView, 'bodies' | 'image' | 'imageWidth' | 'imageHeight'>,
   ): StepView {
     const [imageHeight, imageWidth] = this.sampler.config.imageSize;
-    const image = (obs[this.sampler.config.cameras[0]] as Uint8Array).slice(0, imageHeight * imageWidth * 3); // envs reuse their buffers
+    // envs reuse their buffers
+    const image = (obs[this.sampler.config.cameras[0]] as Uint8Array).slice(0, imageHeight * imageWidth * 3);
     return { ...v, bodies: slot.env.frame(0), image, imageWidth, imageHeight };
   }
 
