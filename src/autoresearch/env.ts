@@ -5,6 +5,7 @@
 // The same class runs on the real executor and on the outcome world model (outcomeSource).
 import { EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
+import { assertStarts } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
 import type {
   BatchAction,
@@ -111,14 +112,9 @@ export class AutoResearchEnv implements Env, Branchable {
     slots: readonly number[],
     starts: readonly EpisodeStart[],
   ): Promise<{ obs: BatchObs; info: ResetInfo }> {
-    if (slots.length !== starts.length)
-      throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
+    assertStarts(this.numEnvs, MAX_TURNS, slots, starts);
     const all: (ResearchState | null)[] = new Array(this.numEnvs).fill(null);
-    slots.forEach((i, j) => {
-      if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs)
-        throw new RangeError(`resetFrom: slots[${j}] = ${i} is outside [0, ${this.numEnvs})`);
-      all[i] = stateFromRow(this.task, starts[j].seed, starts[j].row);
-    });
+    slots.forEach((i, j) => (all[i] = stateFromRow(this.task, starts[j].seed, starts[j].row)));
     return this.startFrom(all);
   }
 

@@ -26,3 +26,25 @@ export function copyBatchObs(
   obs.instruction = instructionsOf(tasks);
   return obs;
 }
+
+/** Throws unless slots are distinct env indices, one per start, each start with an integer seed and
+ *  `elapsed` in [0, maxSteps) (resetFrom's arguments). */
+export function assertStarts(
+  numEnvs: number,
+  maxSteps: number,
+  slots: readonly number[],
+  starts: readonly { seed: number; elapsed: number }[],
+): void {
+  if (slots.length !== starts.length)
+    throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
+  const seen = new Set<number>();
+  slots.forEach((i, j) => {
+    if (!Number.isInteger(i) || i < 0 || i >= numEnvs || seen.has(i))
+      throw new RangeError(`resetFrom: slots[${j}] = ${i} is not a distinct env index in [0, ${numEnvs})`);
+    seen.add(i);
+    const { seed, elapsed } = starts[j];
+    if (!Number.isInteger(seed)) throw new RangeError(`resetFrom: starts[${j}].seed must be an integer, got ${seed}`);
+    if (!Number.isInteger(elapsed) || elapsed < 0 || elapsed >= maxSteps)
+      throw new RangeError(`resetFrom: starts[${j}].elapsed must be an integer in [0, ${maxSteps}), got ${elapsed}`);
+  });
+}

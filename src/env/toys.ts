@@ -13,6 +13,7 @@ import type {
 } from './types.ts';
 import { resolveResetSeeds } from './seeds.ts';
 import { assertAction } from './action.ts';
+import { assertStarts } from './batch.ts';
 
 // Two small envs with known answers, for trainer tests: an oracle scores 100%, random about 0%.
 
@@ -113,6 +114,7 @@ abstract class ToyEnv implements Env, Branchable {
   }
 
   async resetFrom(slots: readonly number[], starts: readonly EpisodeStart[]) {
+    assertStarts(this.numEnvs, this.spec.maxEpisodeSteps, slots, starts);
     const mask = new Array<boolean>(this.numEnvs).fill(false);
     const seed = Array.from(this.state.seeds);
     slots.forEach((i, j) => {

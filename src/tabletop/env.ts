@@ -4,7 +4,7 @@
 // state (Rapier, a learned ensemble, ...): it implements TabletopEngine.
 import type { EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
-import { assertResetEnv, copyBatchObs, instructionsOf } from '../env/batch.ts';
+import { assertResetEnv, assertStarts, copyBatchObs, instructionsOf } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
 import type {
   BatchAction,
@@ -184,19 +184,10 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     slots: readonly number[],
     starts: readonly EpisodeStart[],
   ): Promise<{ obs: BatchObs; info: ResetInfo }> {
-    if (slots.length !== starts.length)
-      throw new RangeError(`resetFrom: ${starts.length} starts for ${slots.length} slots`);
-    const seen = new Set<number>();
-    const max = this.spec.maxEpisodeSteps;
-    const tasks = slots.map((i, j) => {
-      if (!Number.isInteger(i) || i < 0 || i >= this.numEnvs || seen.has(i))
-        throw new RangeError(`resetFrom: slots[${j}] = ${i} is not a distinct env index in [0, ${this.numEnvs})`);
-      seen.add(i);
-      const { seed, elapsed, row } = starts[j];
-      if (!Number.isInteger(seed)) throw new RangeError(`resetFrom: starts[${j}].seed must be an integer, got ${seed}`);
-      if (!Number.isInteger(elapsed) || elapsed < 0 || elapsed >= max)
-        throw new RangeError(`resetFrom: starts[${j}].elapsed must be an integer in [0, ${max}), got ${elapsed}`);
-      const S = stateSize(this.scene.objects.length);
+    assertStarts(this.numEnvs, this.spec.maxEpisodeSteps, slots, starts);
+    const S = stateSize(this.scene.objects.length);
+    const tasks = slots.map((_, j) => {
+      const { seed, row } = starts[j];
       if (row.length !== S && row.length !== S + 7)
         throw new RangeError(
           `resetFrom: starts[${j}].row has ${row.length} values, ` +
