@@ -3,74 +3,28 @@
 // world-model refresh, 4. the anchors graded by the world model (debias, then denoise), 5. world-model
 // groups, 6. advantages per group, 7. PPO steps on the sampled tokens, 8. measurements off the training
 // clock; then the metrics line and the checkpoint. Generic over envs: the tasks arrive as factories;
-// nothing here knows the tabletop.
+// nothing here knows the tabletop. The run (samplers, envs, transports) and an iteration's clock are
+// opened in run.ts; the metrics line is assembled in metrics-row.ts.
 import { join, resolve } from 'node:path';
 import { hashOf } from '../core/hash.ts';
-import {
-  type EvalMetrics,
-  type FidelityMetrics,
-  type InitialEvalMetrics,
-  type TrainMetrics,
-  initialEval,
-} from '../core/metrics.ts';
+import { type EvalMetrics, type FidelityMetrics, type InitialEvalMetrics, initialEval } from '../core/metrics.ts';
 import { DRAW, Rng } from '../core/rng.ts';
 import { InputError } from '../core/errors.ts';
 import { canonicalJson } from '../core/spec.ts';
-import type { Env } from '../env/types.ts';
 import type { ParamStore } from '../nn/params.ts';
-import type { OptimizerState } from '../nn/train.ts';
 import { savePolicy } from '../policy/model.ts';
-import { PolicySampler } from '../policy/sampler.ts';
+import type { PolicySampler } from '../policy/sampler.ts';
 import { appendMetrics, checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { debiasThenDenoise } from './calibrate.ts';
-import { type TrainState, freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
+import { freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
 import { fidelity, evaluate } from './measure.ts';
-import { PolicyTrainer, type PolicySample } from './policy-trainer.ts';
-import type { ModelTrainerState, RefreshableModel } from './refresh-state.ts';
+import { type Batch, type Losses, metricsRow } from './metrics-row.ts';
+import type { PolicySample } from './policy-trainer.ts';
+import type { RefreshableModel } from './refresh-state.ts';
 import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
-import { InProcessTransport } from './transport.ts';
-import type { GroupRequest, RolloutTransport, TrainHooks, TrainSetup } from './types.ts';
-
-/** What every iteration works with: the setup, the corrections and counters (checkpointed), the engines. */
-interface Run {
-  setup: TrainSetup;
-  cfg: TrainConfig;
-  flags: ReturnType<typeof modeFlags>;
-  /** The run's identity (job ids of remote transports). */
-  id: string;
-  state: TrainState;
-  /** The policy being trained (sampler) and the frozen KL reference (refSampler). */
-  sampler: PolicySampler;
-  refSampler: PolicySampler;
-  trainer: PolicyTrainer;
-  /** Per task: anchor slots, evaluation slots, world-model slots (null where not used). */
-  envs: { real: Env | null; eval: Env | null; model: Env | null }[];
-  transport: RolloutTransport;
-  modelTransport: RolloutTransport;
-  /** The world model refreshed from anchor episodes (modes with both engines and refreshEvery > 0). */
-  refreshing?: RefreshableModel;
-  anchorCount: number;
-}
-
-/** Seconds per part of an iteration (policy: inference inside the physics and world-model parts). */
-type Clock = {
-  physics: number;
-  model: number;
-  training: number;
-  refresh: number;
-  eval: number;
-  fidelity: number;
-  policy: number;
-};
-
-/** One iteration: its index, its clock, its groups' rollouts, and what the transports get. */
-interface Iteration {
-  it: number;
-  clock: Clock;
-  rollouts: Map<GroupJob, Rollout[]>;
-  request: Omit<GroupRequest, 'engine' | 'jobs'>;
-}
+import { type Iteration, type Run, closeRun, newIteration, openRun, timed } from './run.ts';
+import type { TrainHooks, TrainSetup } from './types.ts';
 
 /** Trains in `runDir` (config.json, metrics.jsonl, checkpoint, and policy.onnx at the end); `resume`
  *  continues its checkpoint exactly. */
@@ -80,36 +34,7 @@ export async function train(
   runDir: string,
   opts: { resume?: boolean } & TrainHooks = {},
 ): Promise<{ iterations: number; params: ParamStore }> {
-  if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
-    throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
-  // what must match for a resume (the iteration count may grow; slots and threads decide no result)
-  const { iterations: _i, numEnvs: _n, threads: _t, checkpointEvery: _c, ...key } = cfg;
-  const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
-  const metricsPath = join(runDir, 'metrics.jsonl');
-  // every random draw derives from (seed, iteration, ...): the state below is all a resume needs
-  const ck = resumeCheckpoint(runDir, runKey, opts.resume, loadCheckpoint);
-  const resumed = ck ? restoreState(runDir, ck) : null;
-  const reference = ck?.extra.reference ?? setup.policy.params;
-  const start = ck?.step ?? 0;
-  if (!ck)
-    commitFiles([
-      { path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: runKey.tasks }, null, 2)}\n` },
-    ]);
-  startMetrics(metricsPath, ck ? start : null);
-  const r = await openRun(
-    setup,
-    cfg,
-    {
-      id: hashOf(canonicalJson(runKey), resolve(runDir)),
-      state: resumed?.state ?? freshState(cfg, setup.tasks.length),
-      params: ck?.params ?? setup.policy.params,
-      reference,
-      optimizer: ck?.optimizer,
-      model: resumed?.model ?? null,
-    },
-    opts,
-  );
-
+  const { r, runKey, reference, start, metricsPath } = await openOrResume(setup, cfg, runDir, opts);
   let done = start;
   try {
     for (let it = start; it < cfg.iterations; it++) {
@@ -151,113 +76,48 @@ export async function train(
     });
     return { iterations: done, params: final };
   } finally {
-    for (const e of r.envs) {
-      e.real?.close();
-      if (e.eval !== e.real) e.eval?.close();
-      e.model?.close();
-    }
-    await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close()]);
+    await closeRun(r);
   }
 }
 
-/** The samplers, the policy trainer, each task's envs and the transports; a resumed run's optimizer
- *  and world-model state restored. */
-async function openRun(
+/** The run's config.json and metrics file (a resume keeps the lines up to its checkpoint), then the run
+ *  opened from the checkpoint or fresh. */
+async function openOrResume(
   setup: TrainSetup,
   cfg: TrainConfig,
-  o: {
-    id: string;
-    state: TrainState;
-    params: ParamStore;
-    reference: ParamStore;
-    optimizer?: OptimizerState;
-    model: ModelTrainerState | null;
-  },
-  hooks: TrainHooks,
-): Promise<Run> {
-  const flags = modeFlags(cfg.mode);
-  const runtime = { threads: cfg.threads };
-  const sampler = await PolicySampler.create(setup.policy.config, o.params, runtime);
-  const refSampler = await PolicySampler.create(setup.policy.config, o.reference, runtime);
-  const trainer = await PolicyTrainer.create(setup.policy.config, o.params, {
-    batch: cfg.batch,
-    lr: cfg.lr,
-    weightDecay: cfg.weightDecay,
-    maxGradNorm: cfg.maxGradNorm,
-    coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
-    runtime,
-  });
-  if (o.optimizer) trainer.importOptimizer(o.optimizer);
-  // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
-  const anchorCount = !flags.model
-    ? cfg.groupsPerIteration
-    : !flags.anchors
-      ? 0
-      : Math.min(
-          cfg.groupsPerIteration,
-          Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)),
-        );
-  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
-  const envs = await Promise.all(
-    setup.tasks.map(async (t) => {
-      // remote anchors need none here
-      const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null;
-      const evalEnv =
-        cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
-      return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
-    }),
-  );
-  const local = new InProcessTransport(envs, sampler);
-  if (hooks.modelTransport && !setup.worldModel?.snapshot)
-    throw new InputError('world-model groups on workers: this world model has no snapshot to send');
-  const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
-  if (refreshing && o.state.buffer.length) {
-    for (const validation of [false, true])
-      refreshing.addEpisodes(
-        o.state.buffer.filter((e) => e.validation === validation),
-        { validation },
-      );
-    if (o.model) await refreshing.restore(o.model);
-  }
-  return {
+  runDir: string,
+  opts: { resume?: boolean } & TrainHooks,
+) {
+  if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
+    throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
+  // what must match for a resume (the iteration count may grow; slots and threads decide no result)
+  const { iterations: _i, numEnvs: _n, threads: _t, checkpointEvery: _c, ...key } = cfg;
+  const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
+  const metricsPath = join(runDir, 'metrics.jsonl');
+  // every random draw derives from (seed, iteration, ...): the state below is all a resume needs
+  const ck = resumeCheckpoint(runDir, runKey, opts.resume, loadCheckpoint);
+  const resumed = ck ? restoreState(runDir, ck) : null;
+  const reference = ck?.extra.reference ?? setup.policy.params;
+  const start = ck?.step ?? 0;
+  if (!ck)
+    commitFiles([
+      { path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: runKey.tasks }, null, 2)}\n` },
+    ]);
+  startMetrics(metricsPath, ck ? start : null);
+  const r = await openRun(
     setup,
     cfg,
-    flags,
-    id: o.id,
-    state: o.state,
-    sampler,
-    refSampler,
-    trainer,
-    envs,
-    transport: hooks.transport ?? local,
-    modelTransport: hooks.modelTransport ?? local,
-    refreshing,
-    anchorCount,
-  };
-}
-
-function newIteration(r: Run, it: number): Iteration {
-  const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0, policy: 0 };
-  const { setup, cfg } = r;
-  const request = {
-    run: r.id,
-    tasks: setup.tasks,
-    policy: { config: setup.policy.config, params: r.trainer.params() },
-    worldModel: setup.worldModel,
-    seed: cfg.seed,
-    samplesPerRollout: cfg.samplesPerRollout,
-    clock,
-  };
-  return { it, clock, rollouts: new Map(), request };
-}
-
-async function timed<T>(i: Iteration, key: keyof Clock, f: () => Promise<T>): Promise<T> {
-  const t0 = performance.now();
-  try {
-    return await f();
-  } finally {
-    i.clock[key] += (performance.now() - t0) / 1000;
-  }
+    {
+      id: hashOf(canonicalJson(runKey), resolve(runDir)),
+      state: resumed?.state ?? freshState(cfg, setup.tasks.length),
+      params: ck?.params ?? setup.policy.params,
+      reference,
+      optimizer: ck?.optimizer,
+      model: resumed?.model ?? null,
+    },
+    opts,
+  );
+  return { r, runKey, reference, start, metricsPath };
 }
 
 /** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
@@ -414,7 +274,7 @@ async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
 }
 
 /** 6. Advantages per group: anchors on r_env (weighted by the denoiser's w), world-model groups on f(r_wm). */
-function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x: number) => number) {
+function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x: number) => number): Batch {
   const { state } = r;
   const w = r.flags.denoise ? state.denoiser.weight : 1;
   const samples: PolicySample[] = [];
@@ -444,7 +304,7 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
 }
 
 /** 7. PPO on the sampled tokens (reference log-probs from the frozen base policy); sums over the steps. */
-async function update(r: Run, i: Iteration, samples: PolicySample[]) {
+async function update(r: Run, i: Iteration, samples: PolicySample[]): Promise<Losses> {
   const { cfg, trainer } = r;
   return timed(i, 'training', async () => {
     const ref = samples.length ? await jointLogp(r.refSampler, samples) : [];
@@ -483,72 +343,4 @@ async function evaluation(r: Run, i: Iteration): Promise<Partial<InitialEvalMetr
   const before = i.it === 0 ? initialEval(await run(r.refSampler)) : {};
   const now = (i.it + 1) % cfg.evalEvery === 0 ? await run(r.sampler) : {};
   return { ...before, ...now };
-}
-
-/** What the steps of an iteration produced, for its metrics line. */
-interface Outcome {
-  anchors: readonly GroupJob[];
-  models: readonly GroupJob[];
-  refreshed: Awaited<ReturnType<typeof refresh>>;
-  measured: FidelityMetrics;
-  batch: ReturnType<typeof groupAdvantages>;
-  losses: Awaited<ReturnType<typeof update>>;
-  evals: Partial<InitialEvalMetrics & EvalMetrics>;
-}
-
-/** The iteration's metrics line: namespaced scalars in the file's key order. */
-function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
-  const { state } = r;
-  const { batch, losses, refreshed } = o;
-  const { clock } = i;
-  const all = [...i.rollouts.entries()];
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-  const of = (kind: GroupJob['kind'], v: (x: Rollout) => number) =>
-    all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
-  const dr = state.debiaser.report();
-  const dn = state.denoiser.report();
-  const perStep = (x: number) => x / Math.max(1, losses.steps);
-  return {
-    iteration: i.it + 1,
-    ...o.measured,
-    ...o.evals,
-    'reward/anchor': mean(of('anchor', (x) => x.reward)),
-    'reward/wm': mean(of('model', (x) => x.reward)),
-    'success/anchor': mean(of('anchor', (x) => +x.success)),
-    'success/wm': mean(of('model', (x) => +x.success)),
-    'groups/anchor': o.anchors.length,
-    'groups/wm': o.models.length,
-    'groups/zero_variance': batch.zeroVariance.anchor + batch.zeroVariance.model,
-    'groups/zero_variance_anchor': batch.zeroVariance.anchor,
-    'groups/zero_variance_wm': batch.zeroVariance.model,
-    'groups/wm_three_valued': batch.threeValued,
-    'hybrid/anchor_weight': batch.rowWeight.anchor,
-    'hybrid/wm_weight': batch.rowWeight.model,
-    'steps/physics': state.totals.physicsSteps,
-    'steps/world_model': state.totals.modelSteps,
-    'debias/pairs': dr.pairs,
-    'debias/bias_before': dr.biasBefore ?? 0,
-    'debias/bias_after': dr.biasAfter ?? 0,
-    'denoise/w': batch.w,
-    'denoise/eta2': dn.eta2 ?? 0,
-    'losses/policy': perStep(losses.policy),
-    'losses/kl': perStep(losses.kl),
-    'losses/entropy': perStep(losses.entropy),
-    'losses/clip_fraction': perStep(losses.clipFraction),
-    'losses/logp_gap': losses.logpGap,
-    'samples/rows': batch.samples.length,
-    'groups/branched': o.models.filter((j) => j.branch).length,
-    'branch/pool': state.pool.length,
-    'refresh/count': state.totals.refreshes,
-    'refresh/transitions': refreshed?.transitions ?? 0,
-    'refresh/val_mse': refreshed?.bestValMse ?? 0,
-    'time/physics_s': clock.physics,
-    'time/world_model_s': clock.model,
-    'time/training_s': clock.training,
-    'time/refresh_s': clock.refresh,
-    'time/eval_s': clock.eval,
-    'time/fidelity_s': clock.fidelity,
-    'time/policy_inference_s': clock.policy,
-    step: i.it + 1,
-  };
 }

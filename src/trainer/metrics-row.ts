@@ -1,0 +1,94 @@
+// The metrics line of one iteration of the WMRL loop (src/trainer/loop.ts); its schema is TrainMetrics
+// in src/core/metrics.ts.
+import type { EvalMetrics, FidelityMetrics, InitialEvalMetrics, TrainMetrics } from '../core/metrics.ts';
+import type { PolicySample } from './policy-trainer.ts';
+import type { RefreshableModel } from './refresh-state.ts';
+import type { GroupJob, Rollout } from './rollouts.ts';
+import type { Iteration, Run } from './run.ts';
+
+/** What groupAdvantages (loop.ts) returns: the batch's rows and what its groups looked like. */
+export interface Batch {
+  w: number;
+  samples: PolicySample[];
+  zeroVariance: { anchor: number; model: number };
+  threeValued: number;
+  rowWeight: { anchor: number; model: number };
+}
+
+/** What update (loop.ts) returns: the losses summed over the PPO steps, and the first step's logpGap. */
+export interface Losses {
+  policy: number;
+  kl: number;
+  entropy: number;
+  clipFraction: number;
+  logpGap: number;
+  steps: number;
+}
+
+/** What the steps of an iteration produced, for its metrics line. */
+export interface Outcome {
+  anchors: readonly GroupJob[];
+  models: readonly GroupJob[];
+  refreshed: Awaited<ReturnType<RefreshableModel['refresh']>> | null;
+  measured: FidelityMetrics;
+  batch: Batch;
+  losses: Losses;
+  evals: Partial<InitialEvalMetrics & EvalMetrics>;
+}
+
+/** The iteration's metrics line: namespaced scalars in the file's key order. */
+export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
+  const { state } = r;
+  const { batch, losses, refreshed } = o;
+  const { clock } = i;
+  const all = [...i.rollouts.entries()];
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const of = (kind: GroupJob['kind'], v: (x: Rollout) => number) =>
+    all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
+  const dr = state.debiaser.report();
+  const dn = state.denoiser.report();
+  const perStep = (x: number) => x / Math.max(1, losses.steps);
+  return {
+    iteration: i.it + 1,
+    ...o.measured,
+    ...o.evals,
+    'reward/anchor': mean(of('anchor', (x) => x.reward)),
+    'reward/wm': mean(of('model', (x) => x.reward)),
+    'success/anchor': mean(of('anchor', (x) => +x.success)),
+    'success/wm': mean(of('model', (x) => +x.success)),
+    'groups/anchor': o.anchors.length,
+    'groups/wm': o.models.length,
+    'groups/zero_variance': batch.zeroVariance.anchor + batch.zeroVariance.model,
+    'groups/zero_variance_anchor': batch.zeroVariance.anchor,
+    'groups/zero_variance_wm': batch.zeroVariance.model,
+    'groups/wm_three_valued': batch.threeValued,
+    'hybrid/anchor_weight': batch.rowWeight.anchor,
+    'hybrid/wm_weight': batch.rowWeight.model,
+    'steps/physics': state.totals.physicsSteps,
+    'steps/world_model': state.totals.modelSteps,
+    'debias/pairs': dr.pairs,
+    'debias/bias_before': dr.biasBefore ?? 0,
+    'debias/bias_after': dr.biasAfter ?? 0,
+    'denoise/w': batch.w,
+    'denoise/eta2': dn.eta2 ?? 0,
+    'losses/policy': perStep(losses.policy),
+    'losses/kl': perStep(losses.kl),
+    'losses/entropy': perStep(losses.entropy),
+    'losses/clip_fraction': perStep(losses.clipFraction),
+    'losses/logp_gap': losses.logpGap,
+    'samples/rows': batch.samples.length,
+    'groups/branched': o.models.filter((j) => j.branch).length,
+    'branch/pool': state.pool.length,
+    'refresh/count': state.totals.refreshes,
+    'refresh/transitions': refreshed?.transitions ?? 0,
+    'refresh/val_mse': refreshed?.bestValMse ?? 0,
+    'time/physics_s': clock.physics,
+    'time/world_model_s': clock.model,
+    'time/training_s': clock.training,
+    'time/refresh_s': clock.refresh,
+    'time/eval_s': clock.eval,
+    'time/fidelity_s': clock.fidelity,
+    'time/policy_inference_s': clock.policy,
+    step: i.it + 1,
+  };
+}

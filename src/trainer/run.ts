@@ -1,0 +1,171 @@
+// The run a WMRL training works with (src/trainer/loop.ts): its setup, the samplers, the policy trainer,
+// each task's envs and the transports, opened once (or restored from a checkpoint); and one iteration's
+// clock and rollouts.
+import { InputError } from '../core/errors.ts';
+import type { Env } from '../env/types.ts';
+import type { ParamStore } from '../nn/params.ts';
+import type { OptimizerState } from '../nn/train.ts';
+import { PolicySampler } from '../policy/sampler.ts';
+import type { TrainState } from './checkpoint.ts';
+import { modeFlags, type TrainConfig } from './config.ts';
+import { PolicyTrainer } from './policy-trainer.ts';
+import type { ModelTrainerState, RefreshableModel } from './refresh-state.ts';
+import type { GroupJob, Rollout } from './rollouts.ts';
+import { InProcessTransport } from './transport.ts';
+import type { GroupRequest, RolloutTransport, TrainHooks, TrainSetup } from './types.ts';
+
+/** What every iteration works with: the setup, the corrections and counters (checkpointed), the engines. */
+export interface Run {
+  setup: TrainSetup;
+  cfg: TrainConfig;
+  flags: ReturnType<typeof modeFlags>;
+  /** The run's identity (job ids of remote transports). */
+  id: string;
+  state: TrainState;
+  /** The policy being trained (sampler) and the frozen KL reference (refSampler). */
+  sampler: PolicySampler;
+  refSampler: PolicySampler;
+  trainer: PolicyTrainer;
+  /** Per task: anchor slots, evaluation slots, world-model slots (null where not used). */
+  envs: { real: Env | null; eval: Env | null; model: Env | null }[];
+  transport: RolloutTransport;
+  modelTransport: RolloutTransport;
+  /** The world model refreshed from anchor episodes (modes with both engines and refreshEvery > 0). */
+  refreshing?: RefreshableModel;
+  anchorCount: number;
+}
+
+/** Seconds per part of an iteration (policy: inference inside the physics and world-model parts). */
+export type Clock = {
+  physics: number;
+  model: number;
+  training: number;
+  refresh: number;
+  eval: number;
+  fidelity: number;
+  policy: number;
+};
+
+/** One iteration: its index, its clock, its groups' rollouts, and what the transports get. */
+export interface Iteration {
+  it: number;
+  clock: Clock;
+  rollouts: Map<GroupJob, Rollout[]>;
+  request: Omit<GroupRequest, 'engine' | 'jobs'>;
+}
+
+/** The samplers, the policy trainer, each task's envs and the transports; a resumed run's optimizer
+ *  and world-model state restored. */
+export async function openRun(
+  setup: TrainSetup,
+  cfg: TrainConfig,
+  o: {
+    id: string;
+    state: TrainState;
+    params: ParamStore;
+    reference: ParamStore;
+    optimizer?: OptimizerState;
+    model: ModelTrainerState | null;
+  },
+  hooks: TrainHooks,
+): Promise<Run> {
+  const flags = modeFlags(cfg.mode);
+  const runtime = { threads: cfg.threads };
+  const sampler = await PolicySampler.create(setup.policy.config, o.params, runtime);
+  const refSampler = await PolicySampler.create(setup.policy.config, o.reference, runtime);
+  const trainer = await PolicyTrainer.create(setup.policy.config, o.params, {
+    batch: cfg.batch,
+    lr: cfg.lr,
+    weightDecay: cfg.weightDecay,
+    maxGradNorm: cfg.maxGradNorm,
+    coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
+    runtime,
+  });
+  if (o.optimizer) trainer.importOptimizer(o.optimizer);
+  const { anchorCount, envs } = await openEnvs(setup, cfg, flags, hooks);
+  const local = new InProcessTransport(envs, sampler);
+  if (hooks.modelTransport && !setup.worldModel?.snapshot)
+    throw new InputError('world-model groups on workers: this world model has no snapshot to send');
+  const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
+  if (refreshing && o.state.buffer.length) {
+    for (const validation of [false, true])
+      refreshing.addEpisodes(
+        o.state.buffer.filter((e) => e.validation === validation),
+        { validation },
+      );
+    if (o.model) await refreshing.restore(o.model);
+  }
+  return {
+    setup,
+    cfg,
+    flags,
+    id: o.id,
+    state: o.state,
+    sampler,
+    refSampler,
+    trainer,
+    envs,
+    transport: hooks.transport ?? local,
+    modelTransport: hooks.modelTransport ?? local,
+    refreshing,
+    anchorCount,
+  };
+}
+
+/** Each task's envs: anchor slots, evaluation slots (the anchor slots where they are as many), world-model slots. */
+async function openEnvs(setup: TrainSetup, cfg: TrainConfig, flags: Run['flags'], hooks: TrainHooks) {
+  // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
+  const anchorCount = !flags.model
+    ? cfg.groupsPerIteration
+    : !flags.anchors
+      ? 0
+      : Math.min(
+          cfg.groupsPerIteration,
+          Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)),
+        );
+  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
+  const envs = await Promise.all(
+    setup.tasks.map(async (t) => {
+      // remote anchors need none here
+      const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null;
+      const evalEnv =
+        cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
+      return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };
+    }),
+  );
+  return { anchorCount, envs };
+}
+
+/** Closes each task's envs (the evaluation slots once where they are the anchor slots), the samplers and the trainer. */
+export async function closeRun(r: Run): Promise<void> {
+  for (const e of r.envs) {
+    e.real?.close();
+    if (e.eval !== e.real) e.eval?.close();
+    e.model?.close();
+  }
+  await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close()]);
+}
+
+export function newIteration(r: Run, it: number): Iteration {
+  const clock = { physics: 0, model: 0, training: 0, refresh: 0, eval: 0, fidelity: 0, policy: 0 };
+  const { setup, cfg } = r;
+  const request = {
+    run: r.id,
+    tasks: setup.tasks,
+    policy: { config: setup.policy.config, params: r.trainer.params() },
+    worldModel: setup.worldModel,
+    seed: cfg.seed,
+    samplesPerRollout: cfg.samplesPerRollout,
+    clock,
+  };
+  return { it, clock, rollouts: new Map(), request };
+}
+
+export async function timed<T>(i: Iteration, key: keyof Clock, f: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await f();
+  } finally {
+    i.clock[key] += (performance.now() - t0) / 1000;
+  }
+}
