@@ -2,20 +2,12 @@
 // a `wmrl train` child process (resumable, at most `jobs` at once), then held-out evaluation in physics,
 // paired against the base policy, split into seen and reserved object-target pairs. Finished runs and
 // evaluations are kept in the runs folder and skipped when the experiment is run again.
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
-import { parseInput, parseInputJsonText, readInputJson } from '../core/input-file.ts';
-import {
-  type FidelityKey,
-  type TrainClockKey,
-  type TrainMetricKey,
-  type TrainMetrics,
-  TrainMetricsSchema,
-  trainSeconds,
-} from '../core/metrics.ts';
+import { readInputJson } from '../core/input-file.ts';
+import { type FidelityKey, type TrainMetrics, trainSeconds } from '../core/metrics.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { wilson } from '../core/stats.ts';
 import { type PolicyResult, comparePolicies, pairedDifference } from '../eval/index.ts';
@@ -23,7 +15,20 @@ import type { Scene } from '../scene/index.ts';
 import { commitFiles } from '../store/index.ts';
 import { sampleTask, splitSeed, usesReservedPair } from '../task/index.ts';
 import { MODES, type Mode } from '../trainer/index.ts';
+import {
+  type CurvePoint,
+  type TimeKey,
+  TIME,
+  curveOf,
+  metricsOf,
+  pool,
+  runName,
+  secondsOf,
+  trainRun,
+} from './speedup-runs.ts';
 import { heldoutResult } from './tabletop.ts';
+
+export { type CurvePoint, curveOf } from './speedup-runs.ts';
 
 const ModeSchema = z.enum(MODES);
 export const SpeedupConfigSchema = z
@@ -72,164 +77,6 @@ export interface SpeedupPaths {
   worldModel: string;
   scene?: string;
   bin: string;
-}
-
-/** One point of a learning curve: held-out success after `iteration` updates. */
-export interface CurvePoint {
-  iteration: number;
-  seconds: number;
-  physicsSteps: number;
-  success: number;
-  low: number;
-  high: number;
-}
-
-const runName = (mode: Mode, seed: number) => `${mode.replace('+', '-')}-seed${seed}`;
-const isModel = (mode: Mode) => mode !== 'real';
-
-/** Lines of a run's metrics.jsonl (an unreadable line is an InputError naming the file). */
-function metricsOf(dir: string): TrainMetrics[] {
-  const path = join(dir, 'metrics.jsonl');
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l, i) =>
-      parseInput(parseInputJsonText(path, l, 'metrics line'), TrainMetricsSchema, `${path} line ${i + 1}`),
-    );
-}
-
-/** What a learning curve reads of a metrics line. */
-type CurveLine = Pick<
-  TrainMetrics,
-  | 'iteration'
-  | 'steps/physics'
-  | TrainClockKey
-  | 'eval/success'
-  | 'eval/ci_low'
-  | 'eval/ci_high'
-  | 'eval_initial/success'
-  | 'eval_initial/ci_low'
-  | 'eval_initial/ci_high'
->;
-
-/** The training clock and physics steps at each evaluation of a run (evaluation itself is off the clock). */
-export function curveOf(metrics: readonly CurveLine[]): CurvePoint[] {
-  let seconds = 0;
-  const out: CurvePoint[] = [];
-  for (const m of metrics) {
-    if (m['eval_initial/success'] !== undefined)
-      out.push({
-        iteration: 0,
-        seconds: 0,
-        physicsSteps: 0,
-        success: m['eval_initial/success'],
-        low: m['eval_initial/ci_low']!,
-        high: m['eval_initial/ci_high']!,
-      });
-    seconds += trainSeconds(m);
-    if (m['eval/success'] !== undefined)
-      out.push({
-        iteration: m.iteration,
-        seconds,
-        physicsSteps: m['steps/physics'],
-        success: m['eval/success'],
-        low: m['eval/ci_low']!,
-        high: m['eval/ci_high']!,
-      });
-  }
-  return out;
-}
-
-/** The report's time components and the metrics they sum. */
-const TIME = {
-  physics: 'time/physics_s',
-  world_model: 'time/world_model_s',
-  training: 'time/training_s',
-  refresh: 'time/refresh_s',
-  eval: 'time/eval_s',
-  fidelity: 'time/fidelity_s',
-} as const satisfies Record<string, TrainMetricKey>;
-type TimeKey = (typeof TIME)[keyof typeof TIME];
-
-/** Each time metric summed over a run. */
-function secondsOf(metrics: readonly TrainMetrics[]): Record<TimeKey, number> {
-  return Object.fromEntries(Object.values(TIME).map((key) => [key, metrics.reduce((s, m) => s + m[key], 0)])) as Record<
-    TimeKey,
-    number
-  >;
-}
-
-/** Runs `wmrl train` for one (mode, seed): a fresh run, or --resume of an interrupted one. */
-function trainRun(
-  p: SpeedupPaths,
-  cfg: SpeedupConfig,
-  mode: Mode,
-  seed: number,
-  log: (line: string) => void,
-): Promise<void> {
-  const dir = join(p.runs, runName(mode, seed));
-  const iterations = isModel(mode) ? cfg.iterations.model : cfg.iterations.real;
-  if (metricsOf(dir).length >= iterations && existsSync(join(dir, 'policy.onnx'))) return Promise.resolve();
-  const resume = existsSync(join(dir, 'checkpoint.json'));
-  if (!resume) rmSync(dir, { recursive: true, force: true }); // started but never checkpointed
-  const configPath = join(p.runs, `${runName(mode, seed)}.config.json`);
-  const evalEvery = isModel(mode) ? cfg.evalEvery.model : cfg.evalEvery.real;
-  commitFiles([
-    {
-      path: configPath,
-      data: `${JSON.stringify({ iterations, evalEvery, evalEpisodes: cfg.evalEpisodes }, null, 2)}\n`,
-    },
-  ]);
-  const args = resume
-    ? ['train', '--resume', dir]
-    : [
-        'train',
-        '--mode',
-        mode,
-        '--seed',
-        String(seed),
-        '--out',
-        dir,
-        '--preset',
-        cfg.preset,
-        '--config',
-        configPath,
-        '--task',
-        cfg.tasks.join(','),
-        '--policy',
-        p.policy,
-        '--world-model',
-        p.worldModel,
-        ...(p.scene ? ['--scene', p.scene] : []),
-      ];
-  log(`${resume ? 'resuming' : 'training'} ${runName(mode, seed)} (${iterations} iterations)`);
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [p.bin, ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => {
-      err = (err + d).slice(-4000);
-    });
-    child.stdout.resume();
-    child.on('error', fail);
-    child.on('exit', (code) =>
-      code === 0
-        ? done()
-        : fail(
-            new Error(`wmrl ${args.join(' ')} exited with ${code}:\n${err.trim().split('\n').slice(-5).join('\n')}`),
-          ),
-    );
-  });
-}
-
-/** Runs `tasks` (functions returning promises) with at most `jobs` in flight. */
-async function pool(jobs: number, tasks: (() => Promise<void>)[]): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
-      while (next < tasks.length) await tasks[next++]();
-    }),
-  );
 }
 
 /** Held-out evaluation of a policy file, cached in `cache` (JSON), with the eval module's protocol. */
@@ -296,7 +143,119 @@ export async function runSpeedup(
 ) {
   if (!cfg.modes.includes('real'))
     throw new InputError('--modes: must include real (the reference the speedup is measured against)');
-  // runs made with other settings must not be mixed in (modes, seeds and jobs may change)
+  stampRuns(cfg, p);
+
+  // 1. every (mode, seed) run, real first so the reference is never the one left unfinished
+  const plan = cfg.seeds.flatMap((seed) => cfg.modes.map((mode) => ({ mode, seed })));
+  await pool(
+    cfg.jobs,
+    plan.map(
+      ({ mode, seed }) =>
+        () =>
+          trainRun(p, cfg, mode, seed, log),
+    ),
+  );
+
+  // 2. final held-out evaluation (paired against the base on the same seeds)
+  log(`evaluating the base and ${plan.length} trained policies on ${cfg.finalEpisodes} held-out episodes per task`);
+  const base = await evalCached(scene, cfg, p.policy, join(p.runs, 'base-eval.json'));
+  const runs: FinishedRun[] = [];
+  for (const { mode, seed } of plan) {
+    const dir = join(p.runs, runName(mode, seed));
+    const metrics = metricsOf(dir);
+    const final = await evalCached(scene, cfg, join(dir, 'policy.onnx'), join(dir, 'final-eval.json'));
+    runs.push({
+      mode,
+      seed,
+      dir,
+      metrics,
+      final,
+      curve: curveOf(metrics),
+      seconds: secondsOf(metrics),
+      results: splitResults(scene, cfg, final, base),
+    });
+  }
+
+  // 3. speedup: each run against real's final success (speedupRow)
+  const table = runs.map((r) => speedupRow(cfg, runs, r));
+  const report = {
+    format: 'wmrl-speedup/1',
+    config: cfg,
+    policy: p.policy,
+    world_model: p.worldModel,
+    base: splitResults(scene, cfg, base, base),
+    runs: table,
+    curves: runs.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve })),
+  };
+  return report;
+}
+export type SpeedupReport = Awaited<ReturnType<typeof runSpeedup>>;
+
+/** A finished (mode, seed) run: its metrics, its final evaluation, its curve and clock. */
+interface FinishedRun {
+  mode: Mode;
+  seed: number;
+  dir: string;
+  metrics: TrainMetrics[];
+  final: PolicyResult;
+  curve: CurvePoint[];
+  seconds: Record<TimeKey, number>;
+  results: ReturnType<typeof splitResults>;
+}
+
+/** The report's row of run r: real's final success (the mean of its last three curve points) and the time
+ *  r, real included, first reaches it to stay, in training wall-clock and in physics steps. */
+function speedupRow(cfg: SpeedupConfig, runs: readonly FinishedRun[], r: FinishedRun) {
+  const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed)!;
+  // the point before training takes no time
+  const trained = (c: readonly CurvePoint[]) => c.filter((x) => x.iteration > 0);
+  const tail = trained(real.curve).slice(-3);
+  const target = tail.reduce((s, c) => s + c.success, 0) / tail.length;
+  const ref = reach(trained(real.curve), target)!;
+  const hit = reach(trained(r.curve), target);
+  const runSeconds = trainSeconds(r.seconds);
+  // the ceiling: the same run if world-model steps cost nothing
+  const realSeconds = trainSeconds(real.seconds);
+  const vsReal = pairedDifference(
+    cfg.tasks.flatMap((t) => r.final.outcomes[t]),
+    cfg.tasks.flatMap((t) => real.final.outcomes[t]),
+  );
+  const free = hit ? (hit.seconds * (runSeconds - r.seconds['time/world_model_s'])) / Math.max(1e-9, runSeconds) : null;
+  return {
+    mode: r.mode,
+    seed: r.seed,
+    iterations: r.metrics.length,
+    train_seconds: runSeconds,
+    physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
+    world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0,
+    time: Object.fromEntries(Object.entries(TIME).map(([name, key]) => [name, r.seconds[key]])),
+    final: r.results,
+    vs_real: vsReal,
+    // from the final evaluations alone: a run that ends at least as high as real reached real's final
+    // success no later than its own end
+    speedup_wall_at_least: vsReal.diff >= 0 ? realSeconds / Math.max(1e-9, runSeconds) : null,
+    speedup_physics_at_least:
+      vsReal.diff >= 0
+        ? (real.metrics.at(-1)?.['steps/physics'] ?? 0) / Math.max(1, r.metrics.at(-1)?.['steps/physics'] ?? 0)
+        : null,
+    target,
+    reached_at: hit,
+    real_reached_at: ref,
+    speedup_wall: hit ? ref.seconds / Math.max(1e-9, hit.seconds) : null,
+    speedup_physics: hit ? ref.physicsSteps / Math.max(1, hit.physicsSteps) : null,
+    speedup_wall_ceiling: free !== null ? ref.seconds / Math.max(1e-9, free) : null,
+    equal_reward_groups:
+      r.metrics.reduce((s, m) => s + m['groups/zero_variance'], 0) /
+      Math.max(
+        1,
+        r.metrics.reduce((s, m) => s + m['groups/anchor'] + m['groups/wm'], 0),
+      ),
+    fidelity: fidelitySummary(r.metrics),
+  };
+}
+
+/** The runs folder's stamp: runs made with other settings must not be mixed in (modes, seeds and jobs may change). */
+function stampRuns(cfg: SpeedupConfig, p: SpeedupPaths): void {
   const stamp = join(p.runs, 'experiment.json');
   const identity = (c: SpeedupConfig, policy: string, worldModel: string) =>
     canonicalJson({ config: { ...c, jobs: undefined, modes: undefined, seeds: undefined }, policy, worldModel });
@@ -318,111 +277,7 @@ export async function runSpeedup(
   commitFiles([
     { path: stamp, data: `${JSON.stringify({ config: cfg, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` },
   ]);
-
-  // 1. every (mode, seed) run, real first so the reference is never the one left unfinished
-  const plan = cfg.seeds.flatMap((seed) => cfg.modes.map((mode) => ({ mode, seed })));
-  await pool(
-    cfg.jobs,
-    plan.map(
-      ({ mode, seed }) =>
-        () =>
-          trainRun(p, cfg, mode, seed, log),
-    ),
-  );
-
-  // 2. final held-out evaluation (paired against the base on the same seeds)
-  log(`evaluating the base and ${plan.length} trained policies on ${cfg.finalEpisodes} held-out episodes per task`);
-  const base = await evalCached(scene, cfg, p.policy, join(p.runs, 'base-eval.json'));
-  const runs: {
-    mode: Mode;
-    seed: number;
-    dir: string;
-    metrics: TrainMetrics[];
-    final: PolicyResult;
-    curve: CurvePoint[];
-    seconds: Record<TimeKey, number>;
-    results: ReturnType<typeof splitResults>;
-  }[] = [];
-  for (const { mode, seed } of plan) {
-    const dir = join(p.runs, runName(mode, seed));
-    const metrics = metricsOf(dir);
-    const final = await evalCached(scene, cfg, join(dir, 'policy.onnx'), join(dir, 'final-eval.json'));
-    runs.push({
-      mode,
-      seed,
-      dir,
-      metrics,
-      final,
-      curve: curveOf(metrics),
-      seconds: secondsOf(metrics),
-      results: splitResults(scene, cfg, final, base),
-    });
-  }
-
-  // 3. speedup: real's final success (the mean of its last three curve points) and the time each run,
-  //    real included, first reaches it to stay, in training wall-clock and in physics steps
-  const table = runs.map((r) => {
-    const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed)!;
-    // the point before training takes no time
-    const trained = (c: readonly CurvePoint[]) => c.filter((x) => x.iteration > 0);
-    const tail = trained(real.curve).slice(-3);
-    const target = tail.reduce((s, c) => s + c.success, 0) / tail.length;
-    const ref = reach(trained(real.curve), target)!;
-    const hit = reach(trained(r.curve), target);
-    const runSeconds = trainSeconds(r.seconds);
-    // the ceiling: the same run if world-model steps cost nothing
-    const realSeconds = trainSeconds(real.seconds);
-    const vsReal = pairedDifference(
-      cfg.tasks.flatMap((t) => r.final.outcomes[t]),
-      cfg.tasks.flatMap((t) => real.final.outcomes[t]),
-    );
-    const free = hit
-      ? (hit.seconds * (runSeconds - r.seconds['time/world_model_s'])) / Math.max(1e-9, runSeconds)
-      : null;
-    return {
-      mode: r.mode,
-      seed: r.seed,
-      iterations: r.metrics.length,
-      train_seconds: runSeconds,
-      physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
-      world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0,
-      time: Object.fromEntries(Object.entries(TIME).map(([name, key]) => [name, r.seconds[key]])),
-      final: r.results,
-      vs_real: vsReal,
-      // from the final evaluations alone: a run that ends at least as high as real reached real's final
-      // success no later than its own end
-      speedup_wall_at_least: vsReal.diff >= 0 ? realSeconds / Math.max(1e-9, runSeconds) : null,
-      speedup_physics_at_least:
-        vsReal.diff >= 0
-          ? (real.metrics.at(-1)?.['steps/physics'] ?? 0) / Math.max(1, r.metrics.at(-1)?.['steps/physics'] ?? 0)
-          : null,
-      target,
-      reached_at: hit,
-      real_reached_at: ref,
-      speedup_wall: hit ? ref.seconds / Math.max(1e-9, hit.seconds) : null,
-      speedup_physics: hit ? ref.physicsSteps / Math.max(1, hit.physicsSteps) : null,
-      speedup_wall_ceiling: free !== null ? ref.seconds / Math.max(1e-9, free) : null,
-      equal_reward_groups:
-        r.metrics.reduce((s, m) => s + m['groups/zero_variance'], 0) /
-        Math.max(
-          1,
-          r.metrics.reduce((s, m) => s + m['groups/anchor'] + m['groups/wm'], 0),
-        ),
-      fidelity: fidelitySummary(r.metrics),
-    };
-  });
-  const report = {
-    format: 'wmrl-speedup/1',
-    config: cfg,
-    policy: p.policy,
-    world_model: p.worldModel,
-    base: splitResults(scene, cfg, base, base),
-    runs: table,
-    curves: runs.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve })),
-  };
-  return report;
 }
-export type SpeedupReport = Awaited<ReturnType<typeof runSpeedup>>;
 
 /** Mean fidelity per horizon over a run's measurements. */
 function fidelitySummary(
