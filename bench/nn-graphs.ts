@@ -1,0 +1,170 @@
+// The networks bench/nn.ts measures: the VLA policy (with a PPO-style loss) and the world model, their
+// random feeds, a FLOP count of a graph, and a train step of each on ORT.
+import { Rng } from '../src/core/rng.ts';
+import { Graph } from '../src/nn/ir.ts';
+import * as o from '../src/nn/ops.ts';
+import { addAdamW } from '../src/nn/optim.ts';
+import { ParamStore } from '../src/nn/params.ts';
+import { type Feeds, tensor } from '../src/nn/runtime.ts';
+import { TrainSession } from '../src/nn/train.ts';
+import { type WorldModelNetConfig, worldModelLossBuilder } from '../src/nn/nets/worldmodel.ts';
+import { WordTokenizer } from '../src/policy/tokenizer.ts';
+import {
+  type VlaConfig,
+  VLA_IO,
+  actionScores,
+  parseVlaConfig,
+  vlaActionInputs,
+  vlaInputs,
+  vlaNet,
+} from '../src/policy/vla.ts';
+
+const WORDS = (
+  'push pick place put stack the a red green blue yellow purple orange cube block to on in into left right zone ' +
+  'bin top of it and then'
+).split(' ');
+export const TOKENIZER = WordTokenizer.fromCorpus([WORDS.join(' ')], { maxLength: 16 });
+export const POLICY: VlaConfig = parseVlaConfig({
+  conv: [
+    { out: 16, k: 5, stride: 2, pad: 2 },
+    { out: 32, k: 3, stride: 2, pad: 1 },
+    { out: 32, k: 3, stride: 2, pad: 1 },
+    { out: 64, k: 3, stride: 2, pad: 1 },
+  ],
+  imageFeatures: 256,
+  tokenizer: TOKENIZER.config,
+  embedDim: 32,
+  proprio: { name: 'proprio', dim: 16, hidden: 64 },
+  trunk: [256],
+  actions: [
+    { name: 'dx', n: 11 },
+    { name: 'dy', n: 11 },
+    { name: 'dz', n: 11 },
+    { name: 'dyaw', n: 11 },
+    { name: 'grip', n: 2 },
+  ],
+});
+export const WM: WorldModelNetConfig = {
+  stateDim: 46,
+  actionDim: 5,
+  members: 5,
+  hidden: [200, 200, 200, 200],
+  act: 'silu',
+};
+
+/** PPO-style loss: clipped surrogate + entropy bonus + value regression. */
+export function ppoLoss(g: Graph, batch: number) {
+  const net = vlaNet(vlaInputs(g, POLICY, batch), POLICY);
+  const sc = actionScores(net, vlaActionInputs(g, POLICY, batch));
+  const adv = g.input('adv', [batch]);
+  const ratio = o.exp(o.sub(sc.logp, g.input('old_logp', [batch])));
+  const surr = o.minimum(o.mul(ratio, adv), o.mul(o.minimum(o.maximum(ratio, 0.8), 1.2), adv));
+  const d = o.sub(net.value!, g.input('ret', [batch]));
+  const loss = o.add(
+    o.sub(o.neg(o.meanAll(surr)), o.mul(o.meanAll(sc.entropy), 0.01)),
+    o.mul(o.meanAll(o.mul(d, d)), 0.5),
+  );
+  return { loss, metrics: { logp: sc.logp } };
+}
+
+export function policyFeeds(batch: number, train: boolean, rng: Rng): Feeds {
+  const f: Feeds = {
+    image: tensor(
+      'uint8',
+      Uint8Array.from({ length: batch * 64 * 64 * 3 }, () => rng.int(256)),
+      [batch, 64, 64, 3],
+    ),
+    tokens: tensor(
+      'int32',
+      TOKENIZER.encodeBatch(Array.from({ length: batch }, () => 'pick the red cube and place it on the blue block')),
+      [batch, 16],
+    ),
+    proprio: tensor(
+      'float32',
+      Float32Array.from({ length: batch * 16 }, () => rng.range(-1, 1)),
+      [batch, 16],
+    ),
+  };
+  if (!train) return f;
+  for (const a of POLICY.actions)
+    f[VLA_IO.action(a.name)] = tensor(
+      'int32',
+      Int32Array.from({ length: batch }, () => rng.int(a.n)),
+      [batch],
+    );
+  for (const k of ['adv', 'ret'])
+    f[k] = tensor(
+      'float32',
+      Float32Array.from({ length: batch }, () => rng.normal()),
+      [batch],
+    );
+  f.old_logp = tensor(
+    'float32',
+    Float32Array.from({ length: batch }, () => -9 + 0.1 * rng.normal()),
+    [batch],
+  );
+  return f;
+}
+
+/** Conv / ConvTranspose / MatMul FLOPs of a graph (2 per multiply-add; elementwise ops not counted). */
+export function countFlops(g: Graph): number {
+  let flops = 0;
+  for (const n of g.nodes) {
+    const out = n.outputs[0].shape;
+    if (n.op === 'MatMul') flops += 2 * out.reduce((a, b) => a * b, 1) * n.inputs[0].shape[n.inputs[0].rank - 1];
+    else if (n.op === 'Conv')
+      flops += 2 * out.reduce((a, b) => a * b, 1) * n.inputs[1].shape.slice(1).reduce((a, b) => a * b, 1);
+    else if (n.op === 'ConvTranspose')
+      flops += 2 * n.inputs[0].shape.reduce((a, b) => a * b, 1) * n.inputs[1].shape.slice(1).reduce((a, b) => a * b, 1);
+  }
+  return flops;
+}
+
+export interface Trainer {
+  step: () => Promise<unknown>;
+  flops: number;
+  params: number;
+  close: () => Promise<void>;
+}
+
+export async function policyTrainer(batch: number, threads: number): Promise<Trainer> {
+  const build = (g: Graph) => ppoLoss(g, batch);
+  const g = new Graph();
+  const { loss, metrics } = build(g);
+  const params = ParamStore.init(g.params, 1);
+  addAdamW(g, loss, {}, metrics);
+  const ts = await TrainSession.create(build, params, { threads, optimizer: { maxGradNorm: 0.5 } });
+  const feeds = policyFeeds(batch, true, new Rng(batch));
+  return { step: () => ts.step(feeds, 1e-5), flops: countFlops(g), params: params.size, close: () => ts.close() };
+}
+
+export async function worldModelTrainer(batch: number, threads: number): Promise<Trainer> {
+  const build = worldModelLossBuilder(WM, batch);
+  const g = new Graph();
+  addAdamW(g, build(g).loss);
+  const params = ParamStore.init(g.params, 2);
+  const ts = await TrainSession.create(build, params, { threads });
+  const rng = new Rng(3);
+  const rand = (shape: number[]) =>
+    tensor(
+      'float32',
+      Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
+      shape,
+    );
+  const feeds = { state: rand([5, batch, 46]), action: rand([5, batch, 5]), target: rand([5, batch, 46]) };
+  return { step: () => ts.step(feeds, 1e-4), flops: countFlops(g), params: params.size, close: () => ts.close() };
+}
+
+/** The same policy for bench/nn-tfjs.ts (tfjsPolicyStep, with the batch added). */
+export const POLICY_SPEC = {
+  image: 64,
+  conv: POLICY.conv,
+  imageFeatures: 256,
+  vocab: TOKENIZER.vocabSize,
+  maxLength: 16,
+  embedDim: 32,
+  proprioDim: 16,
+  proprioHidden: 64,
+  trunk: 256,
+  heads: [11, 11, 11, 11, 2],
+};
