@@ -3,7 +3,7 @@
 // builds the task's engine through `resolveTask` (a pool of envs per engine and size), runs the group
 // and writes the result once. A bad payload fails that job only; a killed worker's jobs go back to the
 // queue when their lock lapses.
-import { UnrecoverableError, Worker } from 'bullmq';
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { canonicalJson, formatZodError } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
 import { PolicySampler } from '../policy/sampler.ts';
@@ -94,7 +94,8 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
   });
   let done = 0;
 
-  const processor = async (job: { id?: string; data: unknown }): Promise<string> => {
+  const lockDuration = o.lockDurationMs ?? 10_000;
+  const processor = async (job: Job, token?: string): Promise<string> => {
     const parsed = JobSchema.safeParse(decodeJson(JSON.stringify(job.data ?? null)));
     if (!parsed.success) throw new UnrecoverableError(formatZodError(parsed.error, 'job payload: '));
     const j = parsed.data;
@@ -142,13 +143,18 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
         }
       },
     );
+    // a worker starved past its lock has lost the job to the queue: whoever holds it now writes the result
+    // (written here too, it could land after the trainer read and deleted the first one, and stay)
+    if (token && (await job.extendLock(token, lockDuration)) !== 1) {
+      log(`job ${id}: its lock lapsed, left to the worker that holds it now`);
+      return 'lapsed';
+    }
     await redis.set(keys.result(id), encodeResult(id, rollouts), 'EX', KEY_TTL_S, 'NX'); // first writer wins
     done++;
     log(`job ${id}: done (${ms.toFixed(1)} ms in the group's rollouts)`);
     return 'done';
   };
 
-  const lockDuration = o.lockDurationMs ?? 10_000;
   const worker = new Worker(QUEUE, processor, {
     connection: redisOptions(o.url),
     concurrency: o.concurrency ?? 1,

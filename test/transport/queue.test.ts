@@ -269,3 +269,50 @@ describe.runIf(redisTests)('no worker yet, and a Redis that lost everything (res
     }
   });
 });
+
+describe.runIf(redisTests)('a worker starved past its lock', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedis();
+  }, 20_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('writes no result for the job it lost; the job is redone and read once, nothing stays in Redis', async () => {
+    const logs: string[] = [];
+    let blocked = false;
+    // the first env it builds blocks its event loop for longer than its lock lasts
+    const starving: TrainTask = {
+      ...task,
+      makeReal: async (n) => {
+        const env = await task.makeReal(n);
+        if (!blocked) {
+          blocked = true;
+          const until = Date.now() + 1200;
+          while (Date.now() < until);
+        }
+        return env;
+      },
+    };
+    const worker = await startWorker({
+      url: server.url,
+      lockDurationMs: 300,
+      resolveTask: async () => starving,
+      log: (l) => logs.push(l),
+    });
+    const transport = await QueueTransport.open(server.url, { maxInFlight: 1 });
+    const redis = new Redis(redisOptions(server.url));
+    try {
+      const r = request(groups(5000, 1));
+      const got = await transport.run(r);
+      expect(encodeValue(got).equals(encodeValue(await inProcess(r)))).toBe(true);
+      expect(logs.some((l) => /its lock lapsed, left to the worker that holds it now/.test(l))).toBe(true);
+      expect(await redis.keys('wmrl:result:*')).toEqual([]);
+    } finally {
+      await transport.close();
+      await worker.close();
+      redis.disconnect();
+    }
+  }, 60_000);
+});
