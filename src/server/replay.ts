@@ -2,7 +2,7 @@
 // and the world model stepped open-loop on the episode's own actions from the same start.
 import type { BodyPose, Branchable, Env } from '../env/types.ts';
 import type { EpisodeSummary, Frame, Replay } from '../protocol/index.ts';
-import { type EpisodeContract, readEpisodeFolder } from '../rollout/index.ts';
+import { type EpisodeContract, readEpisodeFolder, type StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { offTable, packState, sampleTask, scoreTask, stateSize, unpackState } from '../task/index.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
@@ -30,16 +30,12 @@ const copyPoses = (poses: BodyPose[]): BodyPose[] =>
 
 export function episodeSummaries(dir: string, contract: EpisodeContract): EpisodeSummary[] {
   const { episodes } = readEpisodeFolder(dir, { ...contract, states: undefined });
-  return episodes.map((e, index) => ({
-    index,
-    task: e.task,
-    seed: e.seed,
-    policy: e.policy,
-    instruction: e.instruction,
-    length: e.length,
-    success: e.success,
-    return: e.return,
-  }));
+  return episodes.map(summaryOf);
+}
+
+function summaryOf(e: StoredEpisode, index: number): EpisodeSummary {
+  const { task, seed, policy, instruction, length, success } = e;
+  return { index, task, seed, policy, instruction, length, success, return: e.return };
 }
 
 export async function replayEpisode(src: ReplaySources, run: string, dir: string, index: number): Promise<Replay> {
@@ -73,16 +69,7 @@ export async function replayEpisode(src: ReplaySources, run: string, dir: string
       ...(off && { offTable: true }),
     };
   });
-  const summary: EpisodeSummary = {
-    index,
-    task: e.task,
-    seed: e.seed,
-    policy: e.policy,
-    instruction: e.instruction,
-    length: e.length,
-    success: e.success,
-    return: e.return,
-  };
+  const summary = summaryOf(e, index);
   if (!src.openModel) return { run, episode: summary, physics };
   const model = await src.openModel(e.task);
   return {

@@ -127,7 +127,6 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
   private tasks: (TaskInstance | null)[];
   private readonly views: { key: string; renderer: Renderer | null; size: number }[];
   private readonly poseBufs: (BodyPose[] | undefined)[];
-  private readonly taskCache = new Map<number, TaskInstance>();
 
   constructor(options: TabletopCoreOptions, engine: E) {
     const { scene, spec, numEnvs } = options;
@@ -234,31 +233,24 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
       reward[i] = b.offTable[i] ? 0 : learned ? learned.reward[i] : b.success[i];
       this.observe(i, state);
     }
-    const success = b.success.slice();
-    const progress = b.progress.slice();
-    const info: StepResult['info'] = learned
-      ? {
-          source: this.engine.source,
-          success,
-          progress,
-          progressVar: learned.progressVar,
-          terms: { success: reward.slice(), progress: learned.progress },
-          offTable: b.offTable.slice(),
-        }
-      : {
-          source: this.engine.source,
-          success,
-          progress,
-          terms: { success: Float64Array.from(success), progress: progress.slice() },
-          offTable: b.offTable.slice(),
-        };
+    // a learned engine's terms are its ensemble means; an exact engine's, the verifier's own values
+    const terms = learned
+      ? { success: reward.slice(), progress: learned.progress }
+      : { success: Float64Array.from(b.success), progress: b.progress.slice() };
     return {
       obs: this.obs(),
       reward,
       ...(learned && { rewardVar: learned.rewardVar }),
       terminated: b.terminated.slice(),
       truncated: b.truncated.slice(),
-      info,
+      info: {
+        source: this.engine.source,
+        success: b.success.slice(),
+        progress: b.progress.slice(),
+        ...(learned && { progressVar: learned.progressVar }),
+        terms,
+        offTable: b.offTable.slice(),
+      },
     };
   }
 
@@ -310,16 +302,11 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
   }
 
   private taskOf(seed: number): TaskInstance {
-    let task = this.taskCache.get(seed);
-    if (!task) {
-      task = sampleTask(this.scene, this.taskId, seed);
-      if (task.instruction.length > INSTRUCTION_MAX)
-        throw new RangeError(
-          `task ${this.taskId} seed ${seed}: instruction "${task.instruction}" is longer than ${INSTRUCTION_MAX} chars`,
-        );
-      if (this.taskCache.size >= 4096) this.taskCache.clear();
-      this.taskCache.set(seed, task);
-    }
+    const task = sampleTask(this.scene, this.taskId, seed);
+    if (task.instruction.length > INSTRUCTION_MAX)
+      throw new RangeError(
+        `task ${this.taskId} seed ${seed}: instruction "${task.instruction}" is longer than ${INSTRUCTION_MAX} chars`,
+      );
     return task;
   }
 
