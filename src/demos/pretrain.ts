@@ -43,6 +43,8 @@ export interface PretrainOptions {
   lr: number;
   weightDecay: number;
   shift: number;
+  /** Probability that an instruction word is replaced by `<unk>` in a batch (0: off). */
+  wordDropout?: number;
   size: PresetName;
   seed: number;
   logEvery: number;
@@ -85,6 +87,8 @@ function runKey(o: PretrainOptions, dataHash: string): Record<string, unknown> {
     lr: o.lr,
     weightDecay: o.weightDecay,
     shift: o.shift,
+    // absent when off, so runs from before word dropout still resume
+    ...(o.wordDropout ? { wordDropout: o.wordDropout } : {}),
     size: o.size,
     seed: o.seed,
     onlySuccess: o.onlySuccess,
@@ -134,6 +138,7 @@ async function train(
     totalSteps: o.steps,
     weightDecay: o.weightDecay,
     shift: o.shift,
+    wordDropout: o.wordDropout,
     seed: o.seed,
     runtime: { threads: o.threads },
     maxNonFiniteSteps: o.maxNonfinite,
@@ -168,7 +173,7 @@ async function train(
       notes:
         `behaviour cloning on ${demos.length} demos (${ds.size} steps) from ${o.data} ` +
         `(noise ${meta.noise}, DART labels, counterfactual ${o.counterfactual}); ` +
-        `size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}`,
+        `size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}, word dropout ${o.wordDropout ?? 0}`,
     },
     specHash: specInterfaceHash(spec),
   });

@@ -9,6 +9,7 @@ import * as o from '../nn/ops.ts';
 import type { ParamStore } from '../nn/params.ts';
 import { type Feeds, type RuntimeOptions, floatData, tensor } from '../nn/runtime.ts';
 import { type LossBuild, TrainSession } from '../nn/train.ts';
+import { PAD_ID, UNK_ID } from './tokenizer.ts';
 import { VLA_IO, type VlaConfig, actionScores, vlaActionInputs, vlaInputs, vlaNet } from './vla.ts';
 
 /** One row per sample: every camera's uint8 HWC image, proprio, instruction token ids, label tokens. */
@@ -32,6 +33,9 @@ export interface BcOptions {
   maxGradNorm?: number;
   /** Random-shift augmentation: pad by edge replication, crop back at a random offset in [-shift, shift]. */
   shift?: number;
+  /** Each instruction word becomes `<unk>` with this probability (0: off), so that words the tokenizer
+   *  does not know leave the policy's reading of the rest intact. */
+  wordDropout?: number;
   seed: number;
   runtime?: RuntimeOptions;
   /** Consecutive non-finite (skipped) steps before step() throws (nn/train.ts; default 20). */
@@ -105,7 +109,8 @@ export function shiftImage(
   }
 }
 
-/** The minibatch of step `step`: rows drawn with replacement from Rng(seed, step), then augmented. */
+/** The minibatch of step `step`: rows drawn with replacement from Rng(seed, step), then augmented (word
+ *  dropout draws from a stream of its own, so the rows and shifts do not depend on it). */
 export function bcBatch(
   ds: BcDataset,
   config: VlaConfig,
@@ -113,6 +118,7 @@ export function bcBatch(
   seed: number,
   step: number,
   shift = 0,
+  wordDropout = 0,
 ): { feeds: Feeds; rows: Int32Array } {
   const rng = new Rng(seed, 0x6bc00000 + step);
   const [h, w] = config.imageSize;
@@ -132,6 +138,10 @@ export function bcBatch(
   }
   const tokens = new Int32Array(batch * L);
   rows.forEach((r, b) => tokens.set(ds.tokens.subarray(r * L, (r + 1) * L), b * L));
+  if (wordDropout > 0) {
+    const drop = new Rng(seed, 0x6bd00000 + step);
+    for (let k = 0; k < tokens.length; k++) if (tokens[k] !== PAD_ID && drop.uniform() < wordDropout) tokens[k] = UNK_ID;
+  }
   feeds[VLA_IO.tokens] = tensor('int32', tokens, [batch, L]);
   if (config.proprio) {
     const d = config.proprio.dim;
@@ -191,7 +201,8 @@ export class BcTrainer {
       this.checked.add(ds);
     }
     const step = this.stepCount;
-    const { feeds } = bcBatch(ds, this.config, this.opts.batch, this.opts.seed, step, this.opts.shift ?? 0);
+    const opt = this.opts;
+    const { feeds } = bcBatch(ds, this.config, opt.batch, opt.seed, step, opt.shift ?? 0, opt.wordDropout ?? 0);
     const lr = bcLearningRate(this.opts, step);
     const r = await this.session.step(feeds, lr);
     this.steps++;

@@ -18,6 +18,7 @@ const PretrainOptions = z.object({
   lr: z.coerce.number().positive('must be > 0'),
   weightDecay: z.coerce.number().min(0, 'must be >= 0'),
   shift: intFlag(0).max(16),
+  wordDropout: z.coerce.number().min(0, 'must be >= 0').max(0.9, 'must be <= 0.9'),
   size: z.enum(PRESET_NAMES),
   seed: seedFlag,
   logEvery: intFlag(1),
@@ -73,6 +74,7 @@ export function registerPretrain(program: Command): void {
     .option('--lr <x>', 'peak learning rate (cosine decay to 10%)', '0.002')
     .option('--weight-decay <x>', 'AdamW decoupled weight decay', '0.0001')
     .option('--shift <px>', 'random-shift image augmentation (pixels, 0 = off)', '0')
+    .option('--word-dropout <p>', 'probability that an instruction word is replaced by <unk> (0 = off)', '0.1')
     .option('--size <preset>', `network size: ${PRESET_NAMES.join(' | ')}`, 'keypoints16')
     .option('--seed <n>', 'initialisation and batch-sampling seed', '0')
     .option('--log-every <n>', 'steps per JSONL metrics line', '50')
