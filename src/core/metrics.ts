@@ -54,6 +54,14 @@ const TrainMetricsShape = {
   'losses/clip_fraction': n.describe('mean share of clipped ratios'),
   'losses/logp_gap': n.describe('train vs sampler log-prob gap on the first minibatch'),
   'samples/rows': n.describe('rows (sampled steps) in the update'),
+  'evolution/generation': n.describe("environment evolution: the tasks' mean generation (0-based; 0 when off)"),
+  'evolution/level': n.describe(
+    "mean share of the expert's trajectory left at this iteration's non-branched group starts (1: initial states)",
+  ),
+  'agentbrew/relabelled': n.describe(
+    'failed anchor rollouts relabelled with an instruction their final state satisfies',
+  ),
+  'repeat/penalty': n.describe("mean repeat penalty per rollout (River's process regularisation; 0 when off)"),
   'groups/branched': n.describe('world-model groups started from a real anchor state'),
   'branch/pool': n.describe('branch points kept'),
   'refresh/count': n.describe('world-model refreshes since the start'),

@@ -3,9 +3,9 @@
 import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import { type Env, type FrameSink, type FrameSource, tapFrames } from '../env/index.ts';
-import { createTabletopEnv, fixedCameras, tabletopSpec } from '../physics/index.ts';
+import { createTabletopEnv, expertStart, fixedCameras, tabletopSpec } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { splitSeed, splitSize } from '../task/index.ts';
+import { splitSeed, splitSize, tabletopInstructions } from '../task/index.ts';
 import { type PolicyResult, runEval } from '../eval/index.ts';
 import type { Mode, TrainTask } from '../trainer/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
@@ -30,6 +30,8 @@ export async function tabletopTrainSetup(
       makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
       makeModel: worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs), 'world model')),
       branching: tabletopBranching(scene, taskId),
+      expertStart: (seed, remaining) => expertStart(scene, taskId, seed, remaining),
+      instructions: tabletopInstructions(scene, taskId),
       trainSeed: (i) => splitSeed(scene, 'train', i),
       evalSeed: (i) => splitSeed(scene, 'heldout', i),
       trainStarts: splitSize(scene, 'train'),

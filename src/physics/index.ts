@@ -19,3 +19,4 @@ export { ArmKinematics } from './kinematics.ts';
 export { RobotRig, TIP_BELOW_TCP } from './robot.ts';
 export { TabletopSim, YAW_LIMIT, type SimSnapshot } from './sim.ts';
 export { runEpisodes, type RunSpec } from './episodes.ts';
+export { expertStart } from './expert-start.ts';

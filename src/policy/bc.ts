@@ -140,7 +140,8 @@ export function bcBatch(
   rows.forEach((r, b) => tokens.set(ds.tokens.subarray(r * L, (r + 1) * L), b * L));
   if (wordDropout > 0) {
     const drop = new Rng(seed, 0x6bd00000 + step);
-    for (let k = 0; k < tokens.length; k++) if (tokens[k] !== PAD_ID && drop.uniform() < wordDropout) tokens[k] = UNK_ID;
+    for (let k = 0; k < tokens.length; k++)
+      if (tokens[k] !== PAD_ID && drop.uniform() < wordDropout) tokens[k] = UNK_ID;
   }
   feeds[VLA_IO.tokens] = tensor('int32', tokens, [batch, L]);
   if (config.proprio) {

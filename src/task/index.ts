@@ -7,3 +7,4 @@ export * from './sample.ts';
 export * from './verify.ts';
 export * from './geometry.ts';
 export * from './state.ts';
+export * from './instructions.ts';

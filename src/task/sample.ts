@@ -31,13 +31,19 @@ export function familyPairs(task: TaskFamilyConfig): Pair[] {
   return task.objects.flatMap((o) => task.targets.filter((t) => t !== o).map((t): Pair => [o, t]));
 }
 
+/** The pairs train seeds can get: every pair but the family's reserved (held-out) ones. */
+export function trainPairs(task: TaskFamilyConfig): Pair[] {
+  const reserved = new Set(task.heldoutPairs.map(pairKey));
+  return familyPairs(task).filter((p) => !reserved.has(pairKey(p)));
+}
+
 /** Train seeds never get a reserved (held-out) pair; validation and held-out seeds (the same
  *  distribution, disjoint seeds) get one half the time, else any pair. */
 function samplePair(task: TaskFamilyConfig, split: Split, rng: Rng): Pair {
   const pairs = familyPairs(task);
   const reserved = new Set(task.heldoutPairs.map(pairKey));
   if (split === 'train') {
-    const pool = pairs.filter((p) => !reserved.has(pairKey(p)));
+    const pool = trainPairs(task);
     if (pool.length === 0)
       throw new RangeError(`task "${task.id}": every (object, target) pair is reserved for held-out`);
     return rng.pick(pool);
@@ -47,7 +53,7 @@ function samplePair(task: TaskFamilyConfig, split: Split, rng: Rng): Pair {
   return useReserved && heldout.length > 0 ? rng.pick(heldout) : rng.pick(pairs);
 }
 
-function resolveTarget(scene: Scene, name: string): { kind: TargetKind; index: number } {
+export function resolveTarget(scene: Scene, name: string): { kind: TargetKind; index: number } {
   const lists: [TargetKind, { name: string }[]][] = [
     ['zone', scene.zones],
     ['bin', scene.bins],
@@ -60,7 +66,7 @@ function resolveTarget(scene: Scene, name: string): { kind: TargetKind; index: n
   throw new RangeError(`scene "${scene.name}" has no zone, bin or object named "${name}"`);
 }
 
-function wordsOf(scene: Scene, target: { kind: TargetKind; index: number }): string[] {
+export function wordsOf(scene: Scene, target: { kind: TargetKind; index: number }): string[] {
   if (target.kind === 'zone') return scene.zones[target.index].words;
   if (target.kind === 'bin') return scene.bins[target.index].words;
   return scene.objects[target.index].words;

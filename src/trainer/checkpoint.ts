@@ -26,6 +26,7 @@ import {
 } from './refresh-state.ts';
 import type { BranchPoint } from './rollouts.ts';
 import { StartSelector } from './starts.ts';
+import { Evolution } from './evolution.ts';
 
 const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/2';
 
@@ -44,6 +45,7 @@ const CheckpointInfoSchema = z.object({
   denoise: z.unknown(),
   advantages: z.unknown(),
   starts: z.unknown(),
+  evolution: z.unknown(),
   hybrid: z.unknown(),
   totals: z.object({ physicsSteps: count, modelSteps: count, refreshes: count }),
   pool: z.array(BranchPointSchema),
@@ -56,6 +58,7 @@ export interface TrainState {
   denoiser: Denoiser;
   advantages: Advantages;
   starts: StartSelector;
+  evolution: Evolution;
   hybrid: HybridWeights;
   /** Env steps (grading included) and world-model refreshes since the start. */
   totals: { physicsSteps: number; modelSteps: number; refreshes: number };
@@ -71,6 +74,7 @@ export function freshState(cfg: TrainConfig, tasks: number): TrainState {
     denoiser: new Denoiser(cfg.denoise),
     advantages: new Advantages(cfg.advantages),
     starts: new StartSelector(cfg.starts, tasks),
+    evolution: new Evolution(cfg.evolution, tasks),
     hybrid: new HybridWeights(cfg.hybrid),
     totals: { physicsSteps: 0, modelSteps: 0, refreshes: 0 },
     pool: [],
@@ -93,6 +97,7 @@ export function restoreState(
     denoiser: Denoiser.fromState(info.denoise),
     advantages: Advantages.fromState(info.advantages),
     starts: StartSelector.fromState(info.starts),
+    evolution: Evolution.fromState(info.evolution),
     hybrid: HybridWeights.fromState(info.hybrid),
     totals: info.totals,
     pool: info.pool,
@@ -122,6 +127,7 @@ export function saveCheckpoint(
     denoise: s.denoiser.toState(),
     advantages: s.advantages.toState(),
     starts: s.starts.toState(),
+    evolution: s.evolution.toState(),
     hybrid: s.hybrid.toState(),
     totals: s.totals,
     pool: s.pool,

@@ -8,6 +8,9 @@ import { DebiasConfigSchema } from './debias.ts';
 import { DenoiseConfigSchema } from './denoise.ts';
 import { StartSelectionSchema } from './starts.ts';
 import { HybridConfigSchema } from './hybrid.ts';
+import { EvolutionSchema } from './evolution.ts';
+import { AgentBrewSchema } from './agentbrew.ts';
+import { RepeatPenaltySchema } from './repeat.ts';
 
 export const MODES = ['real', 'wm', 'mix', 'mix+denoise', 'mix+debias', 'wmrl'] as const;
 export type Mode = (typeof MODES)[number];
@@ -125,6 +128,15 @@ export const TrainConfigSchema = z
     denoise: DenoiseConfigSchema.default(DenoiseConfigSchema.parse({})).describe('Inverse-Variance Denoising'),
     starts: StartSelectionSchema.default(StartSelectionSchema.parse({})).describe(
       "start selection (River's environment filter)",
+    ),
+    evolution: EvolutionSchema.default(EvolutionSchema.parse({})).describe(
+      "environment evolution: starts on the scripted expert's trajectory, generation by generation",
+    ),
+    agentBrew: AgentBrewSchema.default(AgentBrewSchema.parse({})).describe(
+      'AgentBrew: hindsight relabelling of failed anchors and PMI credit',
+    ),
+    repeat: RepeatPenaltySchema.default(RepeatPenaltySchema.parse({})).describe(
+      "River's repeat penalty on degenerate rollouts",
     ),
     hybrid: HybridConfigSchema.default(HybridConfigSchema.parse({})).describe(
       'hybrid-environment loss weights (SE-RL; off by default)',

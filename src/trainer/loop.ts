@@ -15,6 +15,7 @@ import type { ParamStore } from '../nn/params.ts';
 import { savePolicy } from '../policy/model.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
 import { appendMetrics, checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
+import { applyPmi, relabelSamples } from './agentbrew.ts';
 import { debiasThenDenoise } from './calibrate.ts';
 import { freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
@@ -22,7 +23,16 @@ import { fidelity, evaluate } from './measure.ts';
 import { type Batch, type Losses, metricsRow } from './metrics-row.ts';
 import type { PolicySample } from './policy-trainer.ts';
 import type { RefreshableModel } from './refresh-state.ts';
-import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
+import { repeatPenalty } from './repeat.ts';
+import {
+  type BranchPoint,
+  type GradedSegment,
+  type GroupJob,
+  type Rollout,
+  branchPoints,
+  gradeSegments,
+  jointLogp,
+} from './rollouts.ts';
 import { type Iteration, type Run, closeRun, newIteration, openRun, timed } from './run.ts';
 import type { TrainHooks, TrainSetup } from './types.ts';
 
@@ -45,9 +55,10 @@ export async function train(
       const measured = await measureFidelity(r, i, anchors);
       const models = await worldModelGroups(r, i);
       const batch = groupAdvantages(r, i, [...anchors, ...models], f);
+      const relabelled = await agentBrew(r, i, anchors, batch);
       const losses = await update(r, i, batch.samples);
       const evals = await evaluation(r, i);
-      const row = metricsRow(r, i, { anchors, models, batch, losses, refreshed, measured, evals });
+      const row = metricsRow(r, i, { anchors, models, batch, relabelled, losses, refreshed, measured, evals });
       appendMetrics(metricsPath, row);
       opts.onIteration?.(row);
       opts.onPolicy?.(it + 1, r.trainer.params());
@@ -90,6 +101,10 @@ async function openOrResume(
 ) {
   if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
     throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
+  if (cfg.evolution.enabled && setup.tasks.some((t) => !t.expertStart))
+    throw new InputError('evolution.enabled: every task needs expert starts (expertStart)');
+  if ((cfg.evolution.enabled || cfg.repeat.coef > 0) && (opts.transport || opts.modelTransport))
+    throw new InputError('evolution and the repeat penalty run their groups in this process only (no --workers)');
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
   const { iterations: _i, numEnvs: _n, threads: _t, checkpointEvery: _c, ...key } = cfg;
   const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
@@ -125,27 +140,44 @@ const groupKeys = (r: Run, i: Iteration, g: number) =>
   Array.from({ length: r.cfg.groupSize }, (_, k) => (i.it * r.cfg.groupsPerIteration + g) * r.cfg.groupSize + k);
 const steps = (groups: Rollout[][]) => groups.flat().reduce((n, x) => n + x.length, 0);
 
-/** A group's task and start among the task's train starts (the first draws of the group's generator). */
-function drawStart(r: Run, i: Iteration, g: number): { rng: Rng; task: number; startIndex: number } {
+/** A group's task, its start among the task's train starts and (environment evolution) its level:
+ *  the first draws of the group's generator. */
+function drawStart(
+  r: Run,
+  i: Iteration,
+  g: number,
+): { rng: Rng; task: number; startIndex: number; level: number | null } {
   const rng = new Rng([r.cfg.seed, i.it, g], DRAW.groupStart);
   const task = rng.int(r.setup.tasks.length);
-  return { rng, task, startIndex: r.state.starts.drawStart(rng, task, r.setup.tasks[task].trainStarts) };
+  const { trainStarts, expertStart } = r.setup.tasks[task];
+  const startIndex = r.state.starts.drawStart(rng, task, trainStarts);
+  return { rng, task, startIndex, level: r.state.evolution.draw(rng, task, !!expertStart) };
+}
+
+/** Environment evolution: the expert's state of a train start with `level` of its episode to go, as a
+ *  branch (`exact` for physics; world-model groups start from its row). */
+async function expertBranch(r: Run, task: number, seed: number, level: number, exact: boolean): Promise<BranchPoint> {
+  const start = await r.setup.tasks[task].expertStart!(seed, level);
+  const point: BranchPoint = { task, seed, elapsed: start.elapsed, row: Array.from(start.row) };
+  if (exact) point.exact = start.exact;
+  return point;
 }
 
 /** 1-2. Anchors in physics: whole episodes from train-split initial states, each task's groups in one
  *  batch; their outcomes go to start selection and their visited states to the branch pool. */
 async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   const { cfg, setup, state } = r;
-  const anchors: GroupJob[] = Array.from({ length: r.anchorCount }, (_, g) => {
-    const { task, startIndex } = drawStart(r, i, g);
-    return {
-      kind: 'anchor',
-      task,
-      start: setup.tasks[task].trainSeed(startIndex),
-      startIndex,
-      keys: groupKeys(r, i, g),
-    };
-  });
+  const anchors: GroupJob[] = [];
+  for (let g = 0; g < r.anchorCount; g++) {
+    const { task, startIndex, level } = drawStart(r, i, g);
+    const start = setup.tasks[task].trainSeed(startIndex);
+    const job: GroupJob = { kind: 'anchor', task, start, startIndex, keys: groupKeys(r, i, g) };
+    if (level !== null) {
+      job.level = level;
+      job.branch = await timed(i, 'physics', () => expertBranch(r, task, start, level, true));
+    }
+    anchors.push(job);
+  }
   if (anchors.length) {
     const groups = await timed(i, 'physics', () => r.transport.run({ ...i.request, engine: 'real', jobs: anchors }));
     state.totals.physicsSteps += steps(groups);
@@ -154,7 +186,13 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   for (const j of anchors) {
     const rs = i.rollouts.get(j)!;
     const task = setup.tasks[j.task];
-    state.starts.observe(j.task, j.startIndex!, task.trainStarts, rs.filter((x) => x.success).length, rs.length);
+    if (j.level === undefined)
+      state.starts.observe(j.task, j.startIndex!, task.trainStarts, rs.filter((x) => x.success).length, rs.length);
+    state.evolution.observe(
+      j.task,
+      j.level ?? null,
+      rs.map((x) => x.success),
+    );
     for (const x of rs)
       if (x.states && task.branching)
         state.pool.push(
@@ -244,40 +282,50 @@ async function measureFidelity(r: Run, i: Iteration, anchors: readonly GroupJob[
  *  from a train-split initial state (whole episode). */
 async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   const { cfg, setup, state } = r;
-  const models: GroupJob[] = Array.from({ length: cfg.groupsPerIteration - r.anchorCount }, (_, k) => {
+  const models: GroupJob[] = [];
+  for (let k = 0; k < cfg.groupsPerIteration - r.anchorCount; k++) {
     const g = r.anchorCount + k;
-    const { rng, task, startIndex } = drawStart(r, i, g);
-    if (!(state.pool.length && rng.uniform() < cfg.branchShare))
-      return {
-        kind: 'model',
-        task,
-        start: setup.tasks[task].trainSeed(startIndex),
-        startIndex,
-        keys: groupKeys(r, i, g),
-      };
-    const branch = state.starts.drawPoint(rng, state.pool);
-    return {
-      kind: 'model',
-      task: branch.task,
-      start: branch.seed,
-      keys: groupKeys(r, i, g),
-      branch,
-      horizon: cfg.horizon,
-    };
-  });
+    const { rng, task, startIndex, level } = drawStart(r, i, g);
+    const keys = groupKeys(r, i, g);
+    if (state.pool.length && rng.uniform() < cfg.branchShare) {
+      const branch = state.starts.drawPoint(rng, state.pool);
+      models.push({ kind: 'model', task: branch.task, start: branch.seed, keys, branch, horizon: cfg.horizon });
+      continue;
+    }
+    const start = setup.tasks[task].trainSeed(startIndex);
+    const job: GroupJob = { kind: 'model', task, start, startIndex, keys };
+    if (level !== null) {
+      job.level = level;
+      job.branch = await timed(i, 'model', () => expertBranch(r, task, start, level, false));
+    }
+    models.push(job);
+  }
   if (models.length) {
-    const groups = await timed(i, 'model', () => r.modelTransport.run({ ...i.request, engine: 'model', jobs: models }));
+    const request = { ...i.request, engine: 'model' as const, jobs: models, recordStates: cfg.repeat.coef > 0 };
+    const groups = await timed(i, 'model', () => r.modelTransport.run(request));
     state.totals.modelSteps += steps(groups);
-    models.forEach((j, k) => i.rollouts.set(j, groups[k]));
+    models.forEach((j, k) => {
+      i.rollouts.set(j, groups[k]);
+      // without anchors, generations advance on the world model's own verdicts
+      if (!r.flags.anchors && !j.horizon)
+        state.evolution.observe(
+          j.task,
+          j.level ?? null,
+          groups[k].map((x) => x.success),
+        );
+    });
   }
   return models;
 }
 
-/** 6. Advantages per group: anchors on r_env (weighted by the denoiser's w), world-model groups on f(r_wm). */
+/** 6. Advantages per group: anchors on r_env (weighted by the denoiser's w), world-model groups on f(r_wm);
+ *  both less the repeat penalty (before f for world-model rewards). */
 function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x: number) => number): Batch {
   const { state } = r;
   const w = r.flags.denoise ? state.denoiser.weight : 1;
   const samples: PolicySample[] = [];
+  const spans: Batch['spans'] = [];
+  let penalty = 0;
   const zeroVariance = { anchor: 0, model: 0 };
   // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
   let threeValued = 0;
@@ -288,7 +336,9 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
   const rowWeight = state.hybrid.weights(rows('anchor'), rows('model'));
   for (const j of jobs) {
     const rs = i.rollouts.get(j)!;
-    const rewards = rs.map((x) => x.reward);
+    const penalties = rs.map((x) => repeatPenalty(x, r.cfg.repeat));
+    penalty += penalties.reduce((a, p) => a + p, 0);
+    const rewards = rs.map((x, k) => x.reward - penalties[k]);
     const a =
       j.kind === 'anchor'
         ? state.advantages.group(rewards, { groupWeight: w })
@@ -296,11 +346,38 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
     if (a.zeroVariance) zeroVariance[j.kind]++;
     if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
     rs.forEach((x, k) => {
+      const from = samples.length;
       for (const s of x.samples)
         samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] });
+      spans.push({ task: j.task, seed: x.seed, from, to: samples.length });
     });
   }
-  return { w, samples, zeroVariance, threeValued, rowWeight };
+  return { w, samples, spans, zeroVariance, threeValued, rowWeight, penalty };
+}
+
+/** 6b. AgentBrew: failed anchors whose final state satisfies another instruction of the family join the
+ *  batch relabelled; then PMI credit scales every trajectory's step weights. Returns the relabels. */
+async function agentBrew(r: Run, i: Iteration, anchors: readonly GroupJob[], batch: Batch): Promise<number> {
+  const { cfg, setup } = r;
+  let relabelled = 0;
+  await timed(i, 'training', async () => {
+    for (const j of cfg.agentBrew.relabel ? anchors : []) {
+      const instructions = setup.tasks[j.task].instructions;
+      for (const x of instructions ? i.rollouts.get(j)! : []) {
+        if (x.success || !x.states) continue;
+        const last = x.states.subarray((x.length * x.states.length) / (x.length + 1));
+        const [text] = instructions!.satisfied(x.seed, last);
+        if (text === undefined) continue;
+        const from = batch.samples.length;
+        const o = { advantage: cfg.agentBrew.relabelAdvantage, weight: batch.rowWeight.anchor };
+        batch.samples.push(...(await relabelSamples(r.sampler, x.samples, text, o)));
+        batch.spans.push({ task: j.task, seed: x.seed, from, to: batch.samples.length });
+        relabelled++;
+      }
+    }
+    if (cfg.agentBrew.pmi) await applyPmi(r.sampler, batch.samples, batch.spans, (t) => setup.tasks[t].instructions);
+  });
+  return relabelled;
 }
 
 /** 7. PPO on the sampled tokens (reference log-probs from the frozen base policy); sums over the steps. */

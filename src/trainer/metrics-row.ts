@@ -3,6 +3,7 @@
 import type { EvalMetrics, FidelityMetrics, InitialEvalMetrics, TrainMetrics } from '../core/metrics.ts';
 import type { PolicySample } from './policy-trainer.ts';
 import type { RefreshableModel } from './refresh-state.ts';
+import type { Span } from './agentbrew.ts';
 import type { GroupJob, Rollout } from './rollouts.ts';
 import type { Iteration, Run } from './run.ts';
 
@@ -10,6 +11,10 @@ import type { Iteration, Run } from './run.ts';
 export interface Batch {
   w: number;
   samples: PolicySample[];
+  /** Each rollout's rows in `samples` (AgentBrew's trajectories). */
+  spans: Span[];
+  /** Repeat penalties summed over the rollouts. */
+  penalty: number;
   zeroVariance: { anchor: number; model: number };
   threeValued: number;
   rowWeight: { anchor: number; model: number };
@@ -32,6 +37,8 @@ export interface Outcome {
   refreshed: Awaited<ReturnType<RefreshableModel['refresh']>> | null;
   measured: FidelityMetrics;
   batch: Batch;
+  /** Anchor rollouts relabelled by AgentBrew. */
+  relabelled: number;
   losses: Losses;
   evals: Partial<InitialEvalMetrics & EvalMetrics>;
 }
@@ -77,6 +84,15 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
     'losses/clip_fraction': perStep(losses.clipFraction),
     'losses/logp_gap': losses.logpGap,
     'samples/rows': batch.samples.length,
+    'evolution/generation': mean([...state.evolution.generations()]),
+    'evolution/level': mean([...o.anchors, ...o.models].filter((j) => !j.horizon).map((j) => j.level ?? 1)),
+    'agentbrew/relabelled': o.relabelled,
+    'repeat/penalty':
+      batch.penalty /
+      Math.max(
+        1,
+        all.reduce((n, [, rs]) => n + rs.length, 0),
+      ),
     'groups/branched': o.models.filter((j) => j.branch).length,
     'branch/pool': state.pool.length,
     'refresh/count': state.totals.refreshes,

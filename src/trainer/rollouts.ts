@@ -21,6 +21,8 @@ export interface BranchPoint {
   row: number[];
   /** Whether the anchor's Φ changed over the next `horizon` steps from here (start selection). */
   moved?: boolean;
+  /** The engine's exact copy of the state (a physics start; never kept in the pool). */
+  exact?: Uint8Array;
 }
 
 /** What a task offers so that world-model rollouts can start from real states (its engines capture
@@ -54,6 +56,8 @@ export interface GroupJob {
   /** Model groups: start from this real state instead of the initial state, for `horizon` steps. */
   branch?: BranchPoint;
   horizon?: number;
+  /** Environment evolution: the share of the expert's trajectory left at the start (absent: all of it). */
+  level?: number;
 }
 
 /** One step that enters the loss: the observation as a batch of one, the tokens, the sampler's joint log-prob. */
@@ -72,6 +76,8 @@ export interface Rollout {
   rewardVar: number;
   success: boolean;
   length: number;
+  /** Steps the episode had taken at the rollout's first state (0 unless it started from a branch). */
+  start: number;
   /** Executed tokens, length x dims, step-major. */
   actions: Int32Array;
   /** Recorded states ((length + 1) rows) when the job asked for them. */
@@ -141,7 +147,8 @@ export async function runGroups(
     options.resetFrom = branchFrom(env, (k) => {
       const { job, key } = flat[k];
       if (!job.branch) throw new Error('runGroups: branched and initial-state jobs must run in separate calls');
-      return { seed: job.branch.seed, key, elapsed: job.branch.elapsed, row: job.branch.row };
+      const { seed, elapsed, row, exact } = job.branch;
+      return exact ? { seed, key, elapsed, row, exact } : { seed, key, elapsed, row };
     });
   }
   const episodes = await collectEpisodes(env, policy, options);
@@ -156,6 +163,7 @@ export async function runGroups(
         rewardVar: e.progressVar ?? 0,
         success: e.success,
         length: e.length,
+        start: j.branch?.elapsed ?? 0,
         actions: e.actions,
         states: e.states,
         samples: (policy.reservoirs.get(key) ?? []).filter(Boolean),
@@ -164,8 +172,8 @@ export async function runGroups(
   );
 }
 
-/** Branch points of a recorded rollout: its states every `every` steps before its end; with `moved`,
- *  whether Φ changed over the next `moved.horizon` steps of the rollout. */
+/** Branch points of a recorded rollout: its states every `every` steps before its end (elapsed counts
+ *  from the episode's start); with `moved`, whether Φ changed over the next `moved.horizon` steps. */
 export function branchPoints(
   task: number,
   r: Rollout,
@@ -177,7 +185,7 @@ export function branchPoints(
   const row = (t: number) => r.states!.subarray(t * width, (t + 1) * width);
   const out: BranchPoint[] = [];
   for (let t = 0; t < r.length; t += every) {
-    const p: BranchPoint = { task, seed: r.seed, elapsed: t, row: Array.from(row(t)) };
+    const p: BranchPoint = { task, seed: r.seed, elapsed: r.start + t, row: Array.from(row(t)) };
     if (moved)
       p.moved = moved.progress(r.seed, row(Math.min(r.length, t + moved.horizon))) !== moved.progress(r.seed, row(t));
     out.push(p);
@@ -211,8 +219,15 @@ export async function gradeSegments(
   const D = model.spec.action.length;
   const dims = model.spec.action.map((e) => e.name);
   const segs = rollouts.flatMap((r, k) => {
-    const starts = branching ? branchPoints(0, r, o.every) : [{ task: 0, seed: r.seed, elapsed: 0, row: [] }];
-    return starts.map((p) => ({ r, k, p, len: Math.min(o.horizon, r.length - p.elapsed) }));
+    const starts = branching ? branchPoints(0, r, o.every) : [{ task: 0, seed: r.seed, elapsed: r.start, row: [] }];
+    // t: the step of the rollout where the segment starts
+    return starts.map((p) => ({
+      r,
+      k,
+      p,
+      t: p.elapsed - r.start,
+      len: Math.min(o.horizon, r.length - p.elapsed + r.start),
+    }));
   });
   if (!segs.length) return [];
   const replay: Policy = {
@@ -223,7 +238,7 @@ export async function gradeSegments(
           Int32Array.from(ctx.keys, (key, i) => {
             if (key < 0) return 0;
             const s = segs[key];
-            return s.r.actions[(s.p.elapsed + Math.min(ctx.steps[i], s.len - 1)) * D + j];
+            return s.r.actions[(s.t + Math.min(ctx.steps[i], s.len - 1)) * D + j];
           }),
         ]),
       );
@@ -251,7 +266,7 @@ export async function gradeSegments(
     horizon: o.horizon,
     steps: episodes[k].length,
     rWm: episodes[k].progress,
-    rEnv: branching ? branching.progress(s.r.seed, rowAt(s.r, s.p.elapsed + s.len)) : s.r.reward,
+    rEnv: branching ? branching.progress(s.r.seed, rowAt(s.r, s.t + s.len)) : s.r.reward,
     phi0: branching ? branching.progress(s.r.seed, s.p.row) : 0,
   }));
 }

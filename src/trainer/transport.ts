@@ -24,7 +24,7 @@ export class InProcessTransport implements RolloutTransport {
         if (!mine.length) continue;
         const env = r.engine === 'real' ? this.envs[t].real : this.envs[t].model;
         if (!env) throw new Error(`InProcessTransport: no ${r.engine} env for task ${r.tasks[t].id}`);
-        const record = r.engine === 'real' && r.tasks[t].branching ? recordRow(env) : undefined;
+        const record = (r.engine === 'real' || r.recordStates) && r.tasks[t].branching ? recordRow(env) : undefined;
         const groups = await runGroups(env, this.sampler, mine, {
           seed: r.seed,
           samplesPerRollout: r.samplesPerRollout,

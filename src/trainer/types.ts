@@ -2,9 +2,10 @@
 // model behind the tasks, the caller's hooks, and where rollout groups run (transports: in this process,
 // or on workers through src/transport). Generic over envs: nothing here knows the tabletop.
 import type { TrainMetrics } from '../core/metrics.ts';
-import type { Env } from '../env/types.ts';
+import type { Env, EpisodeStart } from '../env/types.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { VlaConfig } from '../policy/vla.ts';
+import type { Instructions } from './agentbrew.ts';
 import type { RefreshableModel } from './refresh-state.ts';
 import type { Branching, GroupJob, Rollout } from './rollouts.ts';
 
@@ -17,6 +18,11 @@ export interface TrainTask {
   makeModel?(numEnvs: number): Promise<Env>;
   /** Lets world-model groups start from real states visited by anchors (else whole episodes only). */
   branching?: Branching;
+  /** Environment evolution: the exact state of a scripted expert's episode of `seed` with `remaining`
+   *  (0, 1] of it still to do. */
+  expertStart?(seed: number, remaining: number): Promise<EpisodeStart>;
+  /** AgentBrew: the family's instructions (relabelling and PMI credit). */
+  instructions?: Instructions;
   /** Env seed of training start k (train split) and of evaluation episode k (held-out split). */
   trainSeed(k: number): number;
   evalSeed(k: number): number;
@@ -61,6 +67,8 @@ export interface GroupRequest {
   worldModel?: RefreshableModel;
   seed: number;
   samplesPerRollout: number;
+  /** engine 'model': record states too (where the task has branching), for the repeat penalty. */
+  recordStates?: boolean;
   /** Seconds of policy inference in this process are added here (reported only). */
   clock?: { policy: number };
 }

@@ -175,6 +175,7 @@ const RolloutSchema = z.strictObject({
   rewardVar: z.number(),
   success: z.boolean(),
   length: int.min(0),
+  start: int.min(0),
   actions: z.instanceof(Int32Array),
   states: z.instanceof(Float32Array).optional(),
   samples: z.array(

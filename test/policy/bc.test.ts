@@ -9,7 +9,7 @@ import { BcTrainer, type BcDataset, bcBatch, checkBcDataset, shiftImage } from '
 import { loadBcCheckpoint, saveBcCheckpoint } from '../../src/policy/bc-checkpoint.ts';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { vlaConfigFromSpec } from '../../src/policy/spec-config.ts';
-import { WordTokenizer } from '../../src/policy/tokenizer.ts';
+import { PAD_ID, UNK_ID, WordTokenizer } from '../../src/policy/tokenizer.ts';
 import { type VlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
 import { collectEpisodes } from '../../src/rollout/collect.ts';
 
@@ -137,5 +137,29 @@ describe('behaviour cloning', () => {
       /labels\.digit\[0\] = 9/,
     );
     expect(() => checkBcDataset({ ...ds, tokens: new Int32Array(3) }, config)).toThrow(/tokens/);
+  });
+
+  it('word dropout turns only instruction words into <unk>, at about its rate, and leaves rows and images alone', async () => {
+    const config = lockConfig(new CodeLockEnv(1));
+    const ds = await lockDataset(config, 8);
+    const plain = bcBatch(ds, config, 256, 1, 3, 1);
+    const dropped = bcBatch(ds, config, 256, 1, 3, 1, 0.3);
+    expect(dropped.rows).toEqual(plain.rows);
+    expect(dropped.feeds.image.data).toEqual(plain.feeds.image.data);
+    expect(bcBatch(ds, config, 256, 1, 3, 1, 0).feeds.tokens.data).toEqual(plain.feeds.tokens.data);
+    const before = plain.feeds.tokens.data as Int32Array;
+    const after = dropped.feeds.tokens.data as Int32Array;
+    let words = 0;
+    let unk = 0;
+    before.forEach((id, k) => {
+      if (id === PAD_ID) return expect(after[k]).toBe(PAD_ID);
+      words++;
+      if (after[k] !== id) {
+        expect(after[k]).toBe(UNK_ID);
+        unk++;
+      }
+    });
+    expect(unk / words).toBeGreaterThan(0.25);
+    expect(unk / words).toBeLessThan(0.35);
   });
 });

@@ -88,6 +88,11 @@ export function setup(
         makeReal: async (n) => new CodeLockEnv(n),
         makeModel: async (n) => new DistortedEnv(new CodeLockEnv(n), distort, noise),
         branching: branch ? branching : undefined,
+        // the "expert" has entered the first digits right: d of LENGTH, d steps taken
+        expertStart: async (seed, remaining) => {
+          const d = Math.min(CodeLockEnv.LENGTH - 1, Math.round((1 - remaining) * CodeLockEnv.LENGTH));
+          return { seed, elapsed: d, row: [d, d] };
+        },
         trainSeed: (k) => k,
         evalSeed: (k) => 2_000_000 + k,
         trainStarts: 1_000_000,

@@ -210,6 +210,7 @@ describe('results', () => {
     reward: 0.5,
     rewardVar: 0,
     success: false,
+    start: 0,
     length: 2,
     actions: Int32Array.from([1, 2]),
     states: Float32Array.from([0, -0, 1]),

@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Rng } from '../../src/core/rng.ts';
+import { InputError } from '../../src/core/errors.ts';
+import { resolveConfig, train } from '../../src/trainer/index.ts';
+import { Evolution } from '../../src/trainer/evolution.ts';
+import { setup } from './code-lock.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'wmrl-evolution-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const metrics = (dir: string) =>
+  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, number>);
+
+describe('Evolution', () => {
+  const config = { enabled: true, levels: [0.25, 0.5, 1], window: 4, advanceAt: 0.5, earlier: 0 };
+
+  it('a task moves to the next generation once the running success at its level passes advanceAt', () => {
+    const e = new Evolution(config, 2);
+    expect(e.draw(new Rng(1), 0, true)).toBe(0.25);
+    e.observe(0, 0.25, [true, false, false]); // 3 of a window of 4: not yet
+    expect(e.generations()).toEqual([0, 0]);
+    e.observe(0, 0.5, [true, true, true, true]); // another level: does not count
+    expect(e.generations()).toEqual([0, 0]);
+    e.observe(0, 0.25, [true]); // 2 of 4
+    expect(e.generations()).toEqual([1, 0]);
+    expect(e.draw(new Rng(1), 0, true)).toBe(0.5);
+    e.observe(0, 0.5, [true, true, true, true]);
+    expect(e.draw(new Rng(1), 0, true)).toBeNull(); // level 1: the initial state
+    expect(e.generations()).toEqual([2, 0]);
+  });
+
+  it('off, or for a task without expert starts, every start is the initial state and nothing is drawn', () => {
+    const rng = new Rng(5);
+    const before = rng.uniform();
+    const off = new Evolution({ ...config, enabled: false }, 1);
+    const again = new Rng(5);
+    expect(off.draw(again, 0, true)).toBeNull();
+    expect(new Evolution(config, 1).draw(again, 0, false)).toBeNull();
+    expect(again.uniform()).toBe(before);
+  });
+
+  it('its state round-trips and a bad state is refused naming the field', () => {
+    const e = new Evolution(config, 2);
+    e.observe(1, 0.25, [true, true]);
+    const back = Evolution.fromState(JSON.parse(JSON.stringify(e.toState())));
+    expect(back.toState()).toEqual(e.toState());
+    expect(() => Evolution.fromState({ ...e.toState(), generation: [0, -1] })).toThrow(/generation/);
+    expect(() => new Evolution({ levels: [0.5, 0.25] }, 1)).toThrow(/ascending/);
+  });
+});
+
+describe('the loop with environment evolution (code lock, the expert enters the first digits)', () => {
+  const cfg = resolveConfig('smoke', {
+    mode: 'real',
+    iterations: 8,
+    checkpointEvery: 2,
+    evolution: { enabled: true, levels: [0.25, 0.5, 1], window: 8, advanceAt: 0.25 },
+  });
+
+  it('a generation advances, and a run stopped and resumed gives the uninterrupted metrics', {
+    timeout: 120_000,
+  }, async () => {
+    const whole = join(tmp, 'whole');
+    await train(setup(), cfg, whole);
+    const m = metrics(whole);
+    expect(m[0]['evolution/level']).toBeLessThan(1); // groups start on the expert's states
+    expect(m.at(-1)!['evolution/generation']).toBeGreaterThan(0);
+    const cut = join(tmp, 'cut');
+    let n = 0;
+    await train(setup(), cfg, cut, { shouldStop: () => ++n >= 3 });
+    await train(setup(), cfg, cut, { resume: true });
+    const strip = (rows: Record<string, number>[]) =>
+      rows.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
+    expect(strip(metrics(cut))).toEqual(strip(m));
+  });
+
+  it('a task without expert starts is refused naming the field', async () => {
+    const s = setup();
+    delete s.tasks[0].expertStart;
+    await expect(train(s, cfg, join(tmp, 'refused'))).rejects.toThrow(InputError);
+    await expect(train(s, cfg, join(tmp, 'refused2'))).rejects.toThrow(/evolution\.enabled/);
+  });
+});
