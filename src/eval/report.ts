@@ -23,6 +23,9 @@ const PolicyResultSchema = z.object({
   policy: z.string(),
   /** Per task id, plus "overall" (all episodes pooled). */
   results: z.record(z.string(), FamilyResultSchema).refine((r) => 'overall' in r, 'must have an "overall" entry'),
+  /** Held-out and validation splits: all tasks' episodes on train-split object-target pairs (seen) and
+   *  on the pairs reserved for evaluation. */
+  pairs: z.object({ seen: FamilyResultSchema, reserved: FamilyResultSchema }).optional(),
   /** Success (0/1) per episode, task by task in seed order: the pairing for --compare. */
   outcomes: z.record(z.string(), z.array(z.union([z.literal(0), z.literal(1)]))),
 });
@@ -43,6 +46,8 @@ export const EvalReportSchema = z.object({
   episodes_per_task: z.number().int().positive(),
   seed: z.number().int().min(0),
   temperature: z.number().min(0),
+  /** Instructions in the project's own unseen wording (absent: the scene's). */
+  wording: z.literal('unseen').optional(),
   /** Episode k of a task uses splitSeed(split, seed + k). */
   seeds: z.object({ first_index: z.number().int().min(0), count: z.number().int().positive() }),
   tasks: z.array(z.string()).min(1),
@@ -57,8 +62,13 @@ export interface TaskEpisodes {
   episodes: { seed: number; success: boolean; length: number; progress: number; offTable?: boolean }[];
 }
 
-/** Per-task summaries plus the pooled "overall" entry, and the 0/1 outcomes for pairing. */
-export function policyResult(policy: string, perTask: TaskEpisodes[]): PolicyResult {
+/** Per-task summaries plus the pooled "overall" entry, and the 0/1 outcomes for pairing; with
+ *  `reserved`, all episodes split by whether they use a reserved object-target pair. */
+export function policyResult(
+  policy: string,
+  perTask: TaskEpisodes[],
+  reserved?: (taskId: string, seed: number) => boolean,
+): PolicyResult {
   const results: Record<string, FamilyResult> = {};
   const outcomes: Record<string, (0 | 1)[]> = {};
   for (const t of perTask) {
@@ -66,7 +76,10 @@ export function policyResult(policy: string, perTask: TaskEpisodes[]): PolicyRes
     outcomes[t.taskId] = t.episodes.map((e) => (e.success ? 1 : 0));
   }
   results.overall = familyResult(perTask.flatMap((t) => t.episodes));
-  return { policy, results, outcomes };
+  if (!reserved) return { policy, results, outcomes };
+  const tagged = perTask.flatMap((t) => t.episodes.map((e) => ({ e, reserved: reserved(t.taskId, e.seed) })));
+  const part = (r: boolean) => familyResult(tagged.filter((x) => x.reserved === r).map((x) => x.e));
+  return { policy, results, pairs: { seen: part(false), reserved: part(true) }, outcomes };
 }
 
 function familyResult(episodes: TaskEpisodes['episodes']): FamilyResult {
@@ -125,10 +138,13 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function formatReport(report: EvalReport): string {
   const lines: string[] = [];
   for (const p of report.policies) {
+    const wording = report.wording ? `, ${report.wording} wording` : '';
     lines.push(
-      `${p.policy} (${report.split}, ${report.episodes_per_task} episodes per task, temperature ${report.temperature})`,
+      `${p.policy} (${report.split}, ${report.episodes_per_task} episodes per task, ` +
+        `temperature ${report.temperature}${wording})`,
     );
-    for (const [task, r] of Object.entries(p.results)) {
+    const rows = { ...p.results, ...(p.pairs && { 'seen pairs': p.pairs.seen, 'reserved pairs': p.pairs.reserved }) };
+    for (const [task, r] of Object.entries(rows)) {
       lines.push(
         `  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  ` +
           `95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  ` +

@@ -1,8 +1,9 @@
 // The evaluation run: one policy, or two on the same seeds (paired), on every task family; real physics
 // only; the validated report. Both policies are loaded before either runs, so a bad second file fails fast.
-import { runEpisodes } from '../physics/index.ts';
+import { runEpisodes, type TabletopEnv } from '../physics/index.ts';
+import type { Policy } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import type { Split } from '../task/index.ts';
+import { sampleTask, type Split, unseenInstruction, usesReservedPair, type Wording } from '../task/index.ts';
 import {
   EVAL_FORMAT,
   type EvalReport,
@@ -24,6 +25,8 @@ export interface EvalOptions {
   episodes: number;
   seed: number;
   temperature: number;
+  /** 'unseen': the policy reads every instruction in the project's own unseen wording (default 'scene'). */
+  wording?: Wording;
   numEnvs: number;
   /** Flag named in errors about a policy (default --policy). */
   flag?: string;
@@ -41,12 +44,30 @@ async function evalPolicy(source: PolicySource, opts: EvalOptions): Promise<Poli
       split: opts.split,
       seedOffset: opts.seed,
       numEnvs: opts.numEnvs,
-      makePolicy: (env) => source.make(env),
+      makePolicy: (env) => (opts.wording === 'unseen' ? reworded(source.make(env), env) : source.make(env)),
       onEpisode: () => opts.onEpisode?.(),
     });
     perTask.push({ taskId, episodes });
   }
-  return policyResult(source.name, perTask);
+  // held-out and validation seeds may use the reserved object-target pairs: report them apart
+  const reserved =
+    opts.split === 'train'
+      ? undefined
+      : (taskId: string, seed: number) => usesReservedPair(opts.scene, sampleTask(opts.scene, taskId, seed));
+  return policyResult(source.name, perTask, reserved);
+}
+
+/** The policy reading each episode's instruction in the unseen wording (the env is unchanged). */
+function reworded(policy: Policy, env: TabletopEnv): Policy {
+  return {
+    onReset: policy.onReset?.bind(policy),
+    act(obs, ctx) {
+      const text = (obs.instruction as string[]).map((t, i) =>
+        ctx.keys[i] < 0 ? t : unseenInstruction(env.scene, env.task(i)),
+      );
+      return policy.act({ ...obs, instruction: text }, ctx);
+    },
+  };
 }
 
 export async function runEval(opts: EvalOptions): Promise<EvalReport> {
@@ -64,6 +85,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
       episodes_per_task: opts.episodes,
       seed: opts.seed,
       temperature: opts.temperature,
+      ...(opts.wording === 'unseen' && { wording: opts.wording }),
       seeds: { first_index: opts.seed, count: opts.episodes },
       tasks: opts.tasks,
       policies: results,

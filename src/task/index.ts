@@ -8,3 +8,4 @@ export * from './verify.ts';
 export * from './geometry.ts';
 export * from './state.ts';
 export * from './instructions.ts';
+export * from './wordings.ts';

@@ -13,6 +13,7 @@ import {
   writeEvalFolder,
 } from '../../src/eval/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
+import { sampleTask, splitSeed, usesReservedPair } from '../../src/task/index.ts';
 import { runJson } from '../cli/helpers.ts';
 
 const ep = (success: boolean, progress = success ? 1 : 0.5) => ({
@@ -93,6 +94,50 @@ describe('eval report', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('held-out reports split the episodes into seen and reserved object-target pairs', async () => {
+    const scene = loadSceneFile(DEFAULT_SCENE_PATH);
+    const report = await runEval({
+      scene,
+      tasks: ['tabletop/put-in-bin'],
+      policies: ['expert'],
+      split: 'heldout',
+      episodes: 12,
+      seed: 0,
+      temperature: 1,
+      numEnvs: 4,
+    });
+    const { seen, reserved } = report.policies[0].pairs!;
+    const reservedSeeds = Array.from({ length: 12 }, (_, k) =>
+      usesReservedPair(scene, sampleTask(scene, 'tabletop/put-in-bin', splitSeed(scene, 'heldout', k))),
+    ).filter(Boolean).length;
+    expect(reserved.episodes).toBe(reservedSeeds);
+    expect(reservedSeeds).toBeGreaterThan(0);
+    expect(seen.episodes + reserved.episodes).toBe(12);
+  });
+
+  it('--wording unseen: the policy reads other instructions on the same episodes', { timeout: 60_000 }, async () => {
+    const scene = loadSceneFile(DEFAULT_SCENE_PATH);
+    const run = (wording: 'scene' | 'unseen') =>
+      runEval({
+        scene,
+        tasks: ['tabletop/put-in-bin'],
+        policies: ['models/vla-base.onnx'],
+        split: 'heldout',
+        episodes: 8,
+        seed: 0,
+        temperature: 1,
+        numEnvs: 8,
+        wording,
+      });
+    const [own, unseen] = [await run('scene'), await run('unseen')];
+    expect(unseen.wording).toBe('unseen');
+    expect(own.wording).toBeUndefined();
+    // the same seeds and random draws: only the text the policy reads differs
+    const progress = (r: typeof own) =>
+      r.policies[0].results.overall.mean_progress + r.policies[0].results.overall.mean_length;
+    expect(progress(unseen)).not.toBe(progress(own));
   });
 
   it('the same policy and seed give an identical report; --json prints per-family keys and overall', async () => {

@@ -9,6 +9,7 @@ import {
   writeEvalFolder,
 } from '../../eval/index.ts';
 import { withFolderLock } from '../../store/index.ts';
+import { WORDINGS } from '../../task/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
@@ -23,6 +24,7 @@ const EvalFlags = z.object({
   episodes: intFlag(1),
   seed: seedFlag,
   temperature: z.coerce.number().min(0, 'must be >= 0 (0 = greedy)').max(100, 'must be <= 100'),
+  wording: z.enum(WORDINGS),
   task: z.string(),
   numEnvs: intFlag(1).max(256),
   out: z.string().optional(),
@@ -72,6 +74,11 @@ export function registerEval(program: Command): void {
       'model policies: sampling temperature (0 = greedy argmax)',
       String(DEFAULT_EVAL_TEMPERATURE),
     )
+    .option(
+      '--wording <w>',
+      "scene: the scene's instructions | unseen: the same episodes worded by a template set never trained on",
+      'scene',
+    )
     .option('--task <id>', 'task id or all', 'all')
     .option('--num-envs <n>', 'parallel envs', '8')
     .option('--out <dir>', 'run folder for report.json, success.png, index.html (default: runs/eval-<time>)')
@@ -92,12 +99,13 @@ export function registerEval(program: Command): void {
         return { report, files: writeEvalFolder(out, report) };
       });
       if (opts.json) {
-        const strip = (p: PolicyResult) => ({ policy: p.policy, results: p.results });
+        const strip = (p: PolicyResult) => ({ policy: p.policy, results: p.results, pairs: p.pairs });
         const head = {
           split: report.split,
           episodes_per_task: report.episodes_per_task,
           seed: report.seed,
           temperature: report.temperature,
+          wording: opts.wording,
           out,
           report: files.json,
         };
