@@ -56,3 +56,19 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
   }
   return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : 0;
 }
+
+/** Two-sided 95% Student-t quantiles for 1..10 degrees of freedom (beyond: the normal's 1.96 would be
+ *  too narrow below 30, so 2.042 at 30 stands in for 11..30). */
+const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
+
+/** Mean of independent replicates (training seeds) with its 95% Student-t interval; a single value has
+ *  no interval (low = high = NaN). */
+export function tInterval(xs: ArrayLike<number>): { mean: number; low: number; high: number } {
+  const n = xs.length;
+  const m = mean(xs);
+  if (n < 2) return { mean: m, low: NaN, high: NaN };
+  const sd = std(xs) * Math.sqrt(n / (n - 1));
+  const t = n - 1 <= T95.length ? T95[n - 2] : n - 1 <= 30 ? 2.042 : 1.96;
+  const half = (t * sd) / Math.sqrt(n);
+  return { mean: m, low: m - half, high: m + half };
+}

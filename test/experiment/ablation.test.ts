@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { tInterval } from '../../src/core/stats.ts';
+import { EVAL_FORMAT, type EvalReport, policyResult, validateReport } from '../../src/eval/index.ts';
+import { ablationTable } from '../../src/experiment/ablation.ts';
+
+/** A held-out report of one policy: `wins[k]` successes of 10 episodes on task k. */
+const report = (wins: number[]): EvalReport => {
+  const tasks = wins.map((_, k) => `tabletop/t${k}`);
+  const perTask = tasks.map((taskId, k) => ({
+    taskId,
+    episodes: Array.from({ length: 10 }, (_, e) => ({ seed: e, success: e < wins[k], length: 5, progress: 0 })),
+  }));
+  const policies = [policyResult('p', perTask, (_t, seed) => seed % 2 === 1)];
+  const head = { format: EVAL_FORMAT, split: 'heldout', episodes_per_task: 10, seed: 0, temperature: 1 };
+  return validateReport({ ...head, seeds: { first_index: 0, count: 10 }, tasks, policies });
+};
+
+describe('the ablation table', () => {
+  it('tInterval: the mean of the seeds with a Student-t 95% interval (t = 4.303 for 3 seeds)', () => {
+    const t = tInterval([0.1, 0.2, 0.3]);
+    expect(t.mean).toBeCloseTo(0.2, 12);
+    expect(t.high - t.mean).toBeCloseTo((4.303 * 0.1) / Math.sqrt(3), 12);
+    expect(Number.isNaN(tInterval([0.5]).low)).toBe(true);
+  });
+
+  it('one line per row with per-family mean success and between-seed intervals, then the base', () => {
+    const table = ablationTable({ none: [report([1, 2]), report([3, 2]), report([2, 2])], later: [] }, report([0, 0]));
+    const lines = table.split('\n');
+    expect(lines[0]).toBe('| row | seeds | t0 | t1 | overall | seen pairs | reserved pairs |');
+    expect(lines).toHaveLength(4); // header, rule, none, base: a row without reports is left out
+    expect(lines[2]).toMatch(/^\| none \| 3 \| 20\.0 \[-4\.8, 44\.8\] \| 20\.0 \[20\.0, 20\.0\] \| 20\.0 /);
+    expect(lines[3]).toBe('| base (no training) | - | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 |');
+  });
+});
