@@ -3,6 +3,7 @@ import { InputError } from '../core/errors.ts';
 import { fsReason, isPathError } from '../core/input-file.ts';
 import { SceneError } from '../scene/index.ts';
 import { INTERRUPT_EXIT_CODE, InterruptedError, installInterruptHandler, resetInterrupt } from './interrupt.ts';
+import { registerBrew } from './commands/brew.ts';
 import { registerCollect } from './commands/collect.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerEval } from './commands/eval.ts';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerCollect(program);
   registerPretrain(program);
   registerTrain(program);
+  registerBrew(program);
   registerExperiment(program);
   registerStart(program);
   registerServe(program);

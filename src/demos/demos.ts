@@ -162,6 +162,7 @@ async function replayTask(
   tokenizer: WordTokenizer,
   numEnvs: number,
   cf: boolean,
+  ids: readonly number[],
 ): Promise<number> {
   const A = ACTION_NAMES.length;
   const env = await createTabletopEnv({ scene, taskId, numEnvs: Math.min(numEnvs, demos.length) });
@@ -181,6 +182,7 @@ async function replayTask(
         group.forEach((d, i) => {
           if (t >= d.length) return;
           copyRow(obs, i, ds, row, config, tokens[i]);
+          ds.episode![row] = ids[start + i];
           for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = d.labels[t * A + j];
           row++;
           if (!cf) return;
@@ -195,6 +197,7 @@ async function replayTask(
               tokenizer.encode(counterfactualTask(scene, env.task(i), x.object)!.instruction),
             );
             for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = x.tokens[j];
+            ds.episode![row] = ids[start + i];
             row++;
           }
         });
@@ -235,19 +238,22 @@ export async function demosToDataset(
     proprio: config.proprio ? new Float32Array(size * config.proprio.dim) : null,
     tokens: new Int32Array(size * config.tokenizer.maxLength),
     labels: Object.fromEntries(config.actions.map((a) => [a.name, new Int32Array(size)])),
+    episode: new Int32Array(size),
   };
   let row = 0;
   for (const taskId of [...new Set(demos.map((d) => d.task))]) {
+    const ids = demos.flatMap((d, k) => (d.task === taskId ? [k] : []));
     row = await replayTask(
       scene,
       taskId,
-      demos.filter((d) => d.task === taskId),
+      ids.map((k) => demos[k]),
       ds,
       row,
       config,
       tokenizer,
       o.numEnvs ?? 8,
       cf,
+      ids,
     );
   }
   return ds;

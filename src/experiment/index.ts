@@ -9,3 +9,5 @@ export * from './research.ts';
 export * from './research-speedup.ts';
 export * from './remote.ts';
 export * from './registry.ts';
+export * from './brew.ts';
+export * from './ablation.ts';

@@ -21,6 +21,10 @@ export interface BcDataset {
   tokens: Int32Array;
   /** Target bin per action dimension, size entries each. */
   labels: Record<string, Int32Array>;
+  /** The episode (demonstration index) each row came from. */
+  episode?: Int32Array;
+  /** Rows are drawn in proportion to these (default: uniformly). */
+  weights?: Float32Array;
 }
 
 export interface BcOptions {
@@ -109,6 +113,31 @@ export function shiftImage(
   }
 }
 
+/** Cumulative row weights per weighted dataset (computed once): a draw is a binary search. */
+const cumulative = new WeakMap<Float32Array, Float64Array>();
+function weightedDraw(weights: Float32Array): (rng: Rng) => number {
+  let c = cumulative.get(weights);
+  if (!c) {
+    c = new Float64Array(weights.length);
+    let total = 0;
+    weights.forEach((w, k) => (c![k] = total += w));
+    if (!(total > 0)) throw new RangeError('BC dataset: weights must have a positive sum');
+    cumulative.set(weights, c);
+  }
+  const sums = c;
+  return (rng) => {
+    const u = rng.uniform() * sums[sums.length - 1];
+    let lo = 0;
+    let hi = sums.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sums[mid] > u) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+}
+
 /** The minibatch of step `step`: rows drawn with replacement from Rng(seed, step), then augmented (word
  *  dropout draws from a stream of its own, so the rows and shifts do not depend on it). */
 export function bcBatch(
@@ -124,7 +153,8 @@ export function bcBatch(
   const [h, w] = config.imageSize;
   const px = h * w * 3;
   const L = config.tokenizer.maxLength;
-  const rows = Int32Array.from({ length: batch }, () => rng.int(ds.size));
+  const draw = ds.weights ? weightedDraw(ds.weights) : () => rng.int(ds.size);
+  const rows = Int32Array.from({ length: batch }, () => draw(rng));
   const feeds: Feeds = {};
   for (const cam of config.cameras) {
     const img = new Uint8Array(batch * px);

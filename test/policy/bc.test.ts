@@ -139,6 +139,19 @@ describe('behaviour cloning', () => {
     expect(() => checkBcDataset({ ...ds, tokens: new Int32Array(3) }, config)).toThrow(/tokens/);
   });
 
+  it('a weighted dataset draws its rows in proportion to the weights (weight 0: never)', async () => {
+    const config = lockConfig(new CodeLockEnv(1));
+    const ds = await lockDataset(config, 8);
+    const weights = new Float32Array(ds.size);
+    weights[2] = 1;
+    weights[5] = 3;
+    const { rows } = bcBatch({ ...ds, weights }, config, 4000, 1, 0);
+    const five = rows.filter((r) => r === 5).length;
+    expect(rows.every((r) => r === 2 || r === 5)).toBe(true);
+    expect(five / rows.length).toBeGreaterThan(0.72);
+    expect(five / rows.length).toBeLessThan(0.78);
+  });
+
   it('word dropout turns only instruction words into <unk>, at about its rate, and leaves rows and images alone', async () => {
     const config = lockConfig(new CodeLockEnv(1));
     const ds = await lockDataset(config, 8);
