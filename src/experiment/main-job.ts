@@ -19,8 +19,6 @@ import { commitFiles } from '../store/index.ts';
 import { type TrainConfig, train } from '../trainer/index.ts';
 import { heldoutResult, tabletopTrainSetup } from './tabletop.ts';
 
-export const MAIN_TASKS = ['tabletop/pick-place', 'tabletop/put-in-bin'];
-
 export interface MainJobOptions {
   scene: Scene;
   tasks: string[];

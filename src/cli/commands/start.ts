@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readInputJson } from '../../core/input-file.ts';
-import { MAIN_TASKS, runMainJob } from '../../experiment/index.ts';
+import { runMainJob } from '../../experiment/index.ts';
 import { formatReport } from '../../eval/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { MODES, resolveConfig } from '../../trainer/index.ts';
@@ -17,7 +17,7 @@ const StartOptions = ServeFlags.extend({
   episodes: intFlag(1),
   mode: z.enum(MODES),
   seed: seedFlag,
-  task: z.string().optional(),
+  task: z.string(),
   preset: z.string(),
   config: z.string().optional(),
   out: z.string().optional(),
@@ -40,7 +40,7 @@ export function registerStart(program: Command): void {
     .option('--episodes <n>', 'held-out episodes per task of each evaluation', '50')
     .option('--mode <m>', `trainer mode (${MODES.join(' | ')})`, 'wmrl')
     .option('--seed <n>', 'run seed', '0')
-    .option('--task <ids>', `tasks, comma-separated (default ${MAIN_TASKS.map((t) => t.split('/')[1]).join(',')})`)
+    .option('--task <ids>', 'tasks, comma-separated, or all', 'all')
     .option('--preset <p>', 'trainer preset: default | smoke', 'default')
     .option('--config <file>', 'JSON file of trainer config fields')
     .option('--out <dir>', 'run folder (default runs/start-<time>)')
@@ -52,7 +52,7 @@ export function registerStart(program: Command): void {
     const o = parseOptions(StartOptions, raw);
     requireFile('--policy', o.policy, 'policy file');
     const scene = loadScene(o.scene);
-    const tasks = o.task ? resolveTasks(scene, o.task) : MAIN_TASKS;
+    const tasks = resolveTasks(scene, o.task);
     const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
     // the budget decides where training stops; the iteration bound is never the limit
     const cfg = resolveConfig(o.preset, file, { mode: o.mode, seed: o.seed, iterations: 1_000_000 });
