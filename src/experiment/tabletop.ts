@@ -5,7 +5,7 @@ import { InputError } from '../core/errors.ts';
 import { type Env, type FrameSink, type FrameSource, tapFrames } from '../env/index.ts';
 import { createTabletopEnv, expertStart, fixedCameras, tabletopSpec } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { splitSeed, splitSize, tabletopInstructions } from '../task/index.ts';
+import { sampleTask, sceneDifficulty, splitSeed, splitSize, tabletopInstructions } from '../task/index.ts';
 import { type PolicyResult, runEval } from '../eval/index.ts';
 import type { Mode, TrainTask } from '../trainer/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
@@ -32,6 +32,7 @@ export async function tabletopTrainSetup(
       branching: tabletopBranching(scene, taskId),
       expertStart: (seed, remaining) => expertStart(scene, taskId, seed, remaining),
       instructions: tabletopInstructions(scene, taskId),
+      difficulty: (seed) => sceneDifficulty(scene, sampleTask(scene, taskId, seed)),
       trainSeed: (i) => splitSeed(scene, 'train', i),
       evalSeed: (i) => splitSeed(scene, 'heldout', i),
       trainStarts: splitSize(scene, 'train'),

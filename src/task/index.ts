@@ -9,3 +9,4 @@ export * from './geometry.ts';
 export * from './state.ts';
 export * from './instructions.ts';
 export * from './wordings.ts';
+export * from './difficulty.ts';

@@ -2,7 +2,9 @@
 // expert starts groups from the expert's own states of the same seed: generation g starts with
 // levels[g] of the expert's trajectory still to do (late states first, 1 = the true initial state), a
 // reverse curriculum. A task moves to its next generation once the running success of its groups at
-// the current level passes `advanceAt`. Evaluation never uses it: only training starts change.
+// the current level passes `advanceAt`. Scene-level difficulty (start distance, clutter) moves with the
+// generations too: a start is the easiest of a number of train starts that shrinks generation by
+// generation. Evaluation never uses it: only training starts change.
 import { z } from 'zod';
 import { parseInput } from '../core/input-file.ts';
 import type { Rng } from '../core/rng.ts';
@@ -22,6 +24,13 @@ export const EvolutionSchema = z
       .default(0.5)
       .describe("running success at the current generation's level that moves a task to the next"),
     window: z.number().int().positive().default(32).describe('rollouts of that running success'),
+    sceneCandidates: z
+      .array(z.number().int().positive())
+      .default([])
+      .describe(
+        'scene-level difficulty per generation: a start is the easiest (nearest target, least clutter) of this ' +
+          'many train starts (the last entry holds for later generations; empty: off)',
+      ),
     earlier: z
       .number()
       .min(0)
@@ -61,6 +70,13 @@ export class Evolution {
     const k = g > 0 && rng.uniform() < this.config.earlier ? rng.int(g) : g;
     const level = this.config.levels[k];
     return level >= 1 ? null : level;
+  }
+
+  /** How many train starts a new group of `task` picks the easiest of (1: any start). */
+  candidates(task: number): number {
+    const c = this.config.sceneCandidates;
+    if (!this.config.enabled || c.length === 0) return 1;
+    return c[Math.min(this.generation[task], c.length - 1)];
   }
 
   /** Outcomes of a group's rollouts that started at `level` (null: the initial state); only the current

@@ -149,8 +149,13 @@ function drawStart(
 ): { rng: Rng; task: number; startIndex: number; level: number | null } {
   const rng = new Rng([r.cfg.seed, i.it, g], DRAW.groupStart);
   const task = rng.int(r.setup.tasks.length);
-  const { trainStarts, expertStart } = r.setup.tasks[task];
-  const startIndex = r.state.starts.drawStart(rng, task, trainStarts);
+  const { trainStarts, expertStart, difficulty, trainSeed } = r.setup.tasks[task];
+  let startIndex = r.state.starts.drawStart(rng, task, trainStarts);
+  const hardness = (k: number) => difficulty!(trainSeed(k));
+  for (let c = 1; difficulty && c < r.state.evolution.candidates(task); c++) {
+    const other = r.state.starts.drawStart(rng, task, trainStarts);
+    if (hardness(other) < hardness(startIndex)) startIndex = other;
+  }
   return { rng, task, startIndex, level: r.state.evolution.draw(rng, task, !!expertStart) };
 }
 

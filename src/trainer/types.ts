@@ -21,6 +21,8 @@ export interface TrainTask {
   /** Environment evolution: the exact state of a scripted expert's episode of `seed` with `remaining`
    *  (0, 1] of it still to do. */
   expertStart?(seed: number, remaining: number): Promise<EpisodeStart>;
+  /** Environment evolution: scene-level difficulty of the train start of `seed` (lower is easier). */
+  difficulty?(seed: number): number;
   /** AgentBrew: the family's instructions (relabelling and PMI credit). */
   instructions?: Instructions;
   /** Env seed of training start k (train split) and of evaluation episode k (held-out split). */

@@ -35,6 +35,16 @@ describe('Evolution', () => {
     expect(e.generations()).toEqual([2, 0]);
   });
 
+  it('scene-level difficulty: a start is the easiest of sceneCandidates[generation] train starts', () => {
+    const e = new Evolution({ ...config, sceneCandidates: [8, 2] }, 1);
+    expect(e.candidates(0)).toBe(8);
+    e.observe(0, 0.25, [true, true, true, true]);
+    expect(e.candidates(0)).toBe(2);
+    e.observe(0, 0.5, [true, true, true, true]);
+    expect(e.candidates(0)).toBe(2); // the last entry holds
+    expect(new Evolution({ ...config, enabled: false, sceneCandidates: [8] }, 1).candidates(0)).toBe(1);
+  });
+
   it('off, or for a task without expert starts, every start is the initial state and nothing is drawn', () => {
     const rng = new Rng(5);
     const before = rng.uniform();
@@ -78,6 +88,30 @@ describe('the loop with environment evolution (code lock, the expert enters the 
     const strip = (rows: Record<string, number>[]) =>
       rows.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
     expect(strip(metrics(cut))).toEqual(strip(m));
+  });
+
+  it('groups start on the easier train starts while scene candidates are on', { timeout: 60_000 }, async () => {
+    const starts = async (sceneCandidates: number[]) => {
+      const s = setup();
+      const seen: number[] = [];
+      const task = s.tasks[0];
+      const makeReal = task.makeReal;
+      task.difficulty = (seed) => seed % 2; // odd train starts are the hard ones
+      task.makeReal = async (n) => {
+        const env = await makeReal(n);
+        const reset = env.reset.bind(env);
+        env.reset = (o) => {
+          seen.push(...(o?.seed as number[]).filter((_, i) => o?.mask?.[i] ?? true));
+          return reset(o);
+        };
+        return env;
+      };
+      const c = { ...cfg, evolution: { ...cfg.evolution, levels: [1], sceneCandidates }, iterations: 6 };
+      await train(s, c, join(tmp, `scene${sceneCandidates.join('-')}`));
+      return seen.filter((x) => x % 2 === 1).length / seen.length;
+    };
+    expect(await starts([8])).toBeLessThan(0.1);
+    expect(await starts([])).toBeGreaterThan(0.2);
   });
 
   it('a task without expert starts is refused naming the field', async () => {
