@@ -24,15 +24,8 @@ import { type Batch, type Losses, metricsRow } from './metrics-row.ts';
 import type { PolicySample } from './policy-trainer.ts';
 import type { RefreshableModel } from './refresh-state.ts';
 import { repeatPenalty } from './repeat.ts';
-import {
-  type BranchPoint,
-  type GradedSegment,
-  type GroupJob,
-  type Rollout,
-  branchPoints,
-  gradeSegments,
-  jointLogp,
-} from './rollouts.ts';
+import { drawStart, expertBranch, groupKeys } from './group-start.ts';
+import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
 import { type Iteration, type Run, closeRun, newIteration, openRun, timed } from './run.ts';
 import type { TrainHooks, TrainSetup } from './types.ts';
 
@@ -104,7 +97,7 @@ async function openOrResume(
   if (cfg.evolution.enabled && setup.tasks.some((t) => !t.expertStart))
     throw new InputError('evolution.enabled: every task needs expert starts (expertStart)');
   if ((cfg.evolution.enabled || cfg.repeat.coef > 0) && (opts.transport || opts.modelTransport))
-    throw new InputError('evolution and the repeat penalty run their groups in this process only (no --workers)');
+    throw new InputError('evolution and the repeat penalty run their groups in this process only (no --redis)');
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
   const { iterations: _i, numEnvs: _n, threads: _t, checkpointEvery: _c, ...key } = cfg;
   const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
@@ -135,38 +128,7 @@ async function openOrResume(
   return { r, runKey, reference, start, metricsPath };
 }
 
-/** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
-const groupKeys = (r: Run, i: Iteration, g: number) =>
-  Array.from({ length: r.cfg.groupSize }, (_, k) => (i.it * r.cfg.groupsPerIteration + g) * r.cfg.groupSize + k);
 const steps = (groups: Rollout[][]) => groups.flat().reduce((n, x) => n + x.length, 0);
-
-/** A group's task, its start among the task's train starts and (environment evolution) its level:
- *  the first draws of the group's generator. */
-function drawStart(
-  r: Run,
-  i: Iteration,
-  g: number,
-): { rng: Rng; task: number; startIndex: number; level: number | null } {
-  const rng = new Rng([r.cfg.seed, i.it, g], DRAW.groupStart);
-  const task = rng.int(r.setup.tasks.length);
-  const { trainStarts, expertStart, difficulty, trainSeed } = r.setup.tasks[task];
-  let startIndex = r.state.starts.drawStart(rng, task, trainStarts);
-  const hardness = (k: number) => difficulty!(trainSeed(k));
-  for (let c = 1; difficulty && c < r.state.evolution.candidates(task); c++) {
-    const other = r.state.starts.drawStart(rng, task, trainStarts);
-    if (hardness(other) < hardness(startIndex)) startIndex = other;
-  }
-  return { rng, task, startIndex, level: r.state.evolution.draw(rng, task, !!expertStart) };
-}
-
-/** Environment evolution: the expert's state of a train start with `level` of its episode to go, as a
- *  branch (`exact` for physics; world-model groups start from its row). */
-async function expertBranch(r: Run, task: number, seed: number, level: number, exact: boolean): Promise<BranchPoint> {
-  const start = await r.setup.tasks[task].expertStart!(seed, level);
-  const point: BranchPoint = { task, seed, elapsed: start.elapsed, row: Array.from(start.row) };
-  if (exact) point.exact = start.exact;
-  return point;
-}
 
 /** 1-2. Anchors in physics: whole episodes from train-split initial states, each task's groups in one
  *  batch; their outcomes go to start selection and their visited states to the branch pool. */

@@ -1,0 +1,44 @@
+// Where a group starts: its task, its train start (the easiest of several under scene-level evolution)
+// and its evolution level, all from the group's own generator; and the scripted expert's state it
+// starts from when its level is below 1.
+import { DRAW, Rng } from '../core/rng.ts';
+import type { BranchPoint } from './rollouts.ts';
+import type { Iteration, Run } from './run.ts';
+
+/** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
+export const groupKeys = (r: Run, i: Iteration, g: number) =>
+  Array.from({ length: r.cfg.groupSize }, (_, k) => (i.it * r.cfg.groupsPerIteration + g) * r.cfg.groupSize + k);
+
+/** A group's task, its start among the task's train starts and (environment evolution) its level:
+ *  the first draws of the group's generator. */
+export function drawStart(
+  r: Run,
+  i: Iteration,
+  g: number,
+): { rng: Rng; task: number; startIndex: number; level: number | null } {
+  const rng = new Rng([r.cfg.seed, i.it, g], DRAW.groupStart);
+  const task = rng.int(r.setup.tasks.length);
+  const { trainStarts, expertStart, difficulty, trainSeed } = r.setup.tasks[task];
+  let startIndex = r.state.starts.drawStart(rng, task, trainStarts);
+  const hardness = (k: number) => difficulty!(trainSeed(k));
+  for (let c = 1; difficulty && c < r.state.evolution.candidates(task); c++) {
+    const other = r.state.starts.drawStart(rng, task, trainStarts);
+    if (hardness(other) < hardness(startIndex)) startIndex = other;
+  }
+  return { rng, task, startIndex, level: r.state.evolution.draw(rng, task, !!expertStart) };
+}
+
+/** Environment evolution: the expert's state of a train start with `level` of its episode to go, as a
+ *  branch (`exact` for physics; world-model groups start from its row). */
+export async function expertBranch(
+  r: Run,
+  task: number,
+  seed: number,
+  level: number,
+  exact: boolean,
+): Promise<BranchPoint> {
+  const start = await r.setup.tasks[task].expertStart!(seed, level);
+  const point: BranchPoint = { task, seed, elapsed: start.elapsed, row: Array.from(start.row) };
+  if (exact) point.exact = start.exact;
+  return point;
+}
