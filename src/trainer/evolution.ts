@@ -4,7 +4,8 @@
 // reverse curriculum. A task moves to its next generation once the running success of its groups at
 // the current level passes `advanceAt`. Scene-level difficulty (start distance, clutter) moves with the
 // generations too: a start is the easiest of a number of train starts that shrinks generation by
-// generation. Evaluation never uses it: only training starts change.
+// generation. Tasks without expert starts keep their initial states. Evaluation never uses it: only
+// training starts change.
 import { z } from 'zod';
 import { parseInput } from '../core/input-file.ts';
 import type { Rng } from '../core/rng.ts';

@@ -94,8 +94,6 @@ async function openOrResume(
 ) {
   if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
     throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
-  if (cfg.evolution.enabled && setup.tasks.some((t) => !t.expertStart))
-    throw new InputError('evolution.enabled: every task needs expert starts (expertStart)');
   if ((cfg.evolution.enabled || cfg.repeat.coef > 0) && (opts.transport || opts.modelTransport))
     throw new InputError('evolution and the repeat penalty run their groups in this process only (no --redis)');
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
