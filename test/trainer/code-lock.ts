@@ -1,5 +1,7 @@
 // The code lock as a training task for the loop's tests: the true env as physics, and a "world model"
 // that is the true env with its progress distorted by a known monotone map plus known noise.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { drawRng } from '../../src/core/rng.ts';
 import type { BatchAction, Branchable, Env, EpisodeStart, ResetOptions, StepResult } from '../../src/env/types.ts';
 import { CodeLockEnv } from '../../src/env/toys.ts';
@@ -101,3 +103,10 @@ export function setup(
     policy: { config, params: ParamStore.init(g.params, 1), specHash: 'toy' },
   };
 }
+
+/** The metrics lines of a run folder. */
+export const metrics = (dir: string) =>
+  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, number>);

@@ -1,20 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
 import { resolveConfig, train } from '../../src/trainer/index.ts';
 import { Evolution } from '../../src/trainer/evolution.ts';
-import { setup } from './code-lock.ts';
+import { metrics, setup } from './code-lock.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-evolution-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-const metrics = (dir: string) =>
-  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Record<string, number>);
 
 describe('Evolution', () => {
   const config = { enabled: true, levels: [0.25, 0.5, 1], window: 4, advanceAt: 0.5, earlier: 0 };

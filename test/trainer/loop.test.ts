@@ -5,16 +5,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
 import { CodeLockEnv } from '../../src/env/toys.ts';
 import { resolveConfig, train } from '../../src/trainer/index.ts';
-import { setup } from './code-lock.ts';
+import { metrics, setup } from './code-lock.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-const metrics = (dir: string) =>
-  readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Record<string, number>);
 
 describe('the WMRL loop on the code lock (known optimum: every digit right)', () => {
   it('real mode: GRPO raises the physics reward', { timeout: 120_000 }, async () => {
