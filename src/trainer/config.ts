@@ -151,7 +151,8 @@ export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
 /** Named starting points; explicit fields override them. */
 export const PRESETS: Record<string, TrainConfigInput> = {
-  default: {},
+  /** What measured best (docs/curriculum.md): environment evolution on. */
+  default: { evolution: { enabled: true } },
   /** An iteration in seconds on 2 cores: what tests use. */
   smoke: {
     iterations: 3,
@@ -166,11 +167,20 @@ export const PRESETS: Record<string, TrainConfigInput> = {
   },
 };
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `over` on top of `under`; nested objects (debias, evolution, ...) field by field, arrays replaced. */
+function mergeFields(under: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...under };
+  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(out[k]) ? mergeFields(out[k], v) : v;
+  return out;
+}
+
 /** Preset, then file fields, then flags; a wrong field is an InputError naming its path. */
 export function resolveConfig(preset: string, ...layers: Record<string, unknown>[]): TrainConfig {
   const base = PRESETS[preset];
   if (!base) throw new InputError(`--preset: unknown preset "${preset}"; valid: ${Object.keys(PRESETS).join(', ')}`);
-  const merged = Object.assign({}, base, ...layers);
+  const merged = [base, ...layers].reduce<Record<string, unknown>>((acc, layer) => mergeFields(acc, layer), {});
   const parsed = TrainConfigSchema.safeParse(merged);
   if (!parsed.success) throw new InputError(formatZodError(parsed.error, 'train config: '));
   return parsed.data;

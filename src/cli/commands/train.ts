@@ -87,7 +87,11 @@ export function registerTrain(program: Command): void {
     .option('--iterations <n>', 'policy updates (with --resume: the new total)')
     .option('--seed <n>', 'run seed')
     .option('--out <dir>', 'run folder: config.json, setup.json, metrics.jsonl, checkpoint')
-    .option('--preset <p>', 'smoke (seconds per iteration, what tests use) | default', 'default')
+    .option(
+      '--preset <p>',
+      'default (environment evolution on: what measured best) | smoke (seconds per iteration, what tests use)',
+      'default',
+    )
     .option('--config <file>', 'JSON file of config fields (flags override it)')
     .option('--resume <dir>', 'continue a run folder exactly where its checkpoint stopped')
     .option('--task <id>', 'task id or all', 'all')
