@@ -15,7 +15,7 @@ for method in rejection agentbrew agentbrew-pmi; do
   flags="--method ${method%-pmi}"
   [ "$method" = agentbrew-pmi ] && flags="$flags --pmi"
   [ -f "$OUT/$method.onnx" ] || wmrl brew --data "$OUT/rollouts" --out "$OUT/$method.onnx" $flags --steps "$STEPS" --json \
-    > "$OUT/$method.json"
+    > "$OUT/$method.summary.json"
   [ -f "$OUT/$method-eval/report.json" ] || wmrl eval --compare "$OUT/$method.onnx" models/vla-base.onnx \
     --episodes "$EVAL" --out "$OUT/$method-eval" --json > /dev/null
   echo "$(date -u +%H:%M:%S) $method done"
