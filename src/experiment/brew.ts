@@ -12,7 +12,7 @@ import { WordTokenizer } from '../policy/tokenizer.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import { readEpisodeFolder, type StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { stateSize, tabletopInstructions } from '../task/index.ts';
+import { splitOf, stateSize, tabletopInstructions } from '../task/index.ts';
 import { applyPmi, type Span } from '../trainer/agentbrew.ts';
 import type { PolicySample } from '../trainer/policy-trainer.ts';
 import { type Demo, demosToDataset, sceneContract } from '../demos/index.ts';
@@ -32,6 +32,11 @@ export function brewDemos(
   const demos: Demo[] = [];
   let relabelled = 0;
   for (const e of episodes) {
+    if (splitOf(scene, e.seed) !== 'train')
+      throw new InputError(
+        `--data: episode ${e.task} seed ${e.seed} is on the ${splitOf(scene, e.seed)} split; ` +
+          'brew trains on train-split rollouts only (wmrl rollout --split train)',
+      );
     const keep = (instruction: string) =>
       demos.push({ ...e, instruction, labels: Int32Array.from(e.actions), counterfactual: [] });
     if (e.success) {

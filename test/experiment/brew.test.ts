@@ -53,6 +53,11 @@ describe('brewDemos', () => {
     expect(Array.from(brewed.demos[1].labels)).toEqual(Array.from(episodes[1].actions));
   });
 
+  it('rollouts on held-out seeds are refused (training on them would leak the evaluation split)', () => {
+    const heldout = splitSeed(scene, 'heldout', 0);
+    expect(() => brewDemos(scene, [episode(heldout, null, true)], 'rejection')).toThrow(/heldout split/);
+  });
+
   it('a failure that put the held-out pair (green cube, grey bin) in place is never kept', () => {
     const episodes = seeds
       .filter((s) => sampleTask(scene, taskId, s).object !== objIndex('green_cube'))
