@@ -44,9 +44,9 @@ const bytes = (name: string): ModelBytes => {
 };
 
 /** Node's tokens for the in-page episode (onnxruntime-node), the reference the page must match. */
-async function nodeTokens(dynamics: 'physics' | 'world-model'): Promise<Record<string, number>[]> {
+async function nodeTokens(dynamics: 'physics' | 'world-model', policy = 'vla-base'): Promise<Record<string, number>[]> {
   const runner = await InPageRunner.create(
-    { scene: SCENE, policy: bytes('vla-base'), worldModel: bytes('wm-base') },
+    { scene: SCENE, policy: bytes(policy), worldModel: bytes('wm-base') },
     { dynamics, ort: ortNode },
   );
   try {
@@ -173,6 +173,30 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     expect(result.tokens.physics).toHaveLength(IN_PAGE.steps);
     expect(result.tokens.physics).toEqual(await nodeTokens('physics'));
     expect(result.tokens['world-model']).toEqual(await nodeTokens('world-model'));
+  });
+
+  it('runs the shipped post-trained policy (models/vla-wmrl.onnx) in the page with the tokens Node takes', async () => {
+    await page.selectOption('#ip-policy', 'vla-wmrl');
+    await page.check('input[name=dynamics][value=physics]');
+    await page.click('#ip-run');
+    await page.waitForFunction(
+      () => {
+        const r = (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage;
+        return r.done || r.error !== '';
+      },
+      null,
+      { timeout: 120_000 },
+    );
+    const result = await page.evaluate(
+      () =>
+        (window as unknown as { wmrlInPage: { error: string; tokens: Record<string, Record<string, number>[]> } })
+          .wmrlInPage,
+    );
+    expect(result.error).toBe('');
+    const wmrl = await nodeTokens('physics', 'vla-wmrl');
+    expect(result.tokens.physics).toEqual(wmrl);
+    expect(wmrl).not.toEqual(await nodeTokens('physics')); // another policy than the base
+    await page.selectOption('#ip-policy', 'vla-base');
   });
 
   it('a typed instruction picks its task family and a seed whose scene has that object and target', async () => {

@@ -1,4 +1,4 @@
-// In-page mode: Rapier and onnxruntime-web run the shipped base policy in this page, in physics, in the
+// In-page mode: Rapier and onnxruntime-web run a shipped policy (base or post-trained) in this page, in physics, in the
 // world model, or both side by side (each dynamics with its own rollout of the same seed).
 import * as ortWeb from 'onnxruntime-web/wasm';
 import type { Frame } from '../../src/protocol/index.ts';
@@ -32,19 +32,24 @@ async function model(name: string): Promise<ModelBytes> {
   return { name: `${MODELS}${name}.onnx`, onnx: await bytes(`${name}.onnx`), sidecar, parts };
 }
 
-let runners: Promise<Record<Dynamics, InPageRunner>> | null = null;
+/** Runners per shipped policy (vla-base, vla-wmrl), made on first use. */
+const runners = new Map<string, Promise<Record<Dynamics, InPageRunner>>>();
 
-function loadRunners(scene: Scene): Promise<Record<Dynamics, InPageRunner>> {
+function loadRunners(scene: Scene, policy: string): Promise<Record<Dynamics, InPageRunner>> {
   ortWeb.env.wasm.numThreads = 1; // the page is not cross-origin isolated; one thread everywhere
-  runners ??= (async () => {
-    const assets = { scene, policy: await model('vla-base'), worldModel: await model('wm-base') };
-    const [physics, worldModel] = await Promise.all([
-      InPageRunner.create(assets, { dynamics: 'physics', ort: ortWeb }),
-      InPageRunner.create(assets, { dynamics: 'world-model', ort: ortWeb }),
-    ]);
-    return { physics, 'world-model': worldModel };
-  })();
-  return runners;
+  if (!runners.has(policy))
+    runners.set(
+      policy,
+      (async () => {
+        const assets = { scene, policy: await model(policy), worldModel: await model('wm-base') };
+        const [physics, worldModel] = await Promise.all([
+          InPageRunner.create(assets, { dynamics: 'physics', ort: ortWeb }),
+          InPageRunner.create(assets, { dynamics: 'world-model', ort: ortWeb }),
+        ]);
+        return { physics, 'world-model': worldModel };
+      })(),
+    );
+  return runners.get(policy)!;
 }
 
 const toFrame = (v: StepView, source: Frame['source'], task: string): Frame => ({
@@ -87,7 +92,7 @@ export function setupInPage(scene: Scene, player: Player, status: (text: string)
         | 'side-by-side';
       const use: Dynamics[] = mode === 'side-by-side' ? ['physics', 'world-model'] : [mode];
       status('loading models…');
-      const all = await loadRunners(scene);
+      const all = await loadRunners(scene, (document.getElementById('ip-policy') as HTMLSelectElement).value);
       Object.assign(inPageResult, { task, seed, tokens: {} });
       const track: Track = { physics: [], images: [] };
       for (const d of use) {
