@@ -13,8 +13,8 @@ import type { VlaConfig } from '../policy/vla.ts';
 import { readEpisodeFolder, type StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { splitOf, stateSize, tabletopInstructions } from '../task/index.ts';
-import { applyPmi, type Span } from '../trainer/agentbrew.ts';
-import type { PolicySample } from '../trainer/policy-trainer.ts';
+import { applyPmi, type Span } from '../trainer/index.ts';
+import type { PolicySample } from '../trainer/index.ts';
 import { type Demo, demosToDataset, sceneContract } from '../demos/index.ts';
 
 export const BREW_METHODS = ['rejection', 'agentbrew'] as const;

@@ -1,5 +1,6 @@
 // trainer: the WMRL loop, anchor and world-model groups (branching, grading), group advantages, debias,
-// denoise, start selection, losses, checkpoints, the transport contract. Must not import physics,
+// denoise, start selection, environment evolution, AgentBrew, the repeat penalty, losses, checkpoints,
+// the transport contract. Must not import physics,
 // worldmodel, autoresearch.
 export * from './debias.ts';
 export * from './denoise.ts';
@@ -15,4 +16,7 @@ export * from './measure.ts';
 export * from './refresh-state.ts';
 export * from './starts.ts';
 export * from './hybrid.ts';
+export * from './evolution.ts';
+export * from './agentbrew.ts';
+export * from './repeat.ts';
 export * from './transport.ts';
