@@ -17,7 +17,7 @@ describe('wmrl CLI', () => {
   it('prints help for every command', async () => {
     const top = await wmrl('--help');
     expect(top.code).toBe(0);
-    for (const cmd of ['demo', 'tasks', 'rollout', 'render']) {
+    for (const cmd of ['demo', 'tasks', 'rollout', 'render', 'brew']) {
       expect(top.stdout).toContain(cmd);
       const sub = await wmrl(cmd, '--help');
       expect(sub.code).toBe(0);
