@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tInterval } from '../core/stats.ts';
-import { type EvalReport, validateReport } from '../eval/index.ts';
+import { type EvalReport, pairedDifference, validateReport } from '../eval/index.ts';
 
 const pct = (x: number) => (100 * x).toFixed(1);
 const cell = (xs: number[]) => {
@@ -11,13 +11,20 @@ const cell = (xs: number[]) => {
   return xs.length < 2 ? `${pct(t.mean)}` : `${pct(t.mean)} [${pct(t.low)}, ${pct(t.high)}]`;
 };
 
-/** Markdown table: one line per row name (its reports one per training seed), then the base. */
-export function ablationTable(rows: Record<string, EvalReport[]>, base: EvalReport): string {
+/** All episodes' outcomes of a report, task by task in seed order. */
+const outcomes = (r: EvalReport) => r.tasks.flatMap((t) => r.policies[0].outcomes[t]);
+
+/** Markdown table: one line per row name (its reports one per training seed), then the base; with
+ *  `reference` (a row name), each row's paired difference to it over every evaluation episode of the
+ *  training seeds both rows have (seed k against seed k). */
+export function ablationTable(rows: Record<string, EvalReport[]>, base: EvalReport, reference?: string): string {
   const tasks = base.tasks;
   const columns = [...tasks, 'overall'];
   const rate = (r: EvalReport, key: string) => r.policies[0].results[key].success_rate;
   const pairs = (r: EvalReport, part: 'seen' | 'reserved') => r.policies[0].pairs?.[part].success_rate ?? NaN;
   const head = ['row', 'seeds', ...columns.map((c) => c.replace(/^tabletop\//, '')), 'seen pairs', 'reserved pairs'];
+  const ref = reference ? rows[reference] : undefined;
+  if (ref) head.push(`overall vs ${reference}, paired`);
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const [name, reports] of Object.entries(rows)) {
     if (!reports.length) continue;
@@ -26,9 +33,15 @@ export function ablationTable(rows: Record<string, EvalReport[]>, base: EvalRepo
       cell(reports.map((r) => pairs(r, 'seen'))),
       cell(reports.map((r) => pairs(r, 'reserved'))),
     ];
+    if (ref) {
+      const n = Math.min(ref.length, reports.length);
+      const d = pairedDifference(reports.slice(0, n).flatMap(outcomes), ref.slice(0, n).flatMap(outcomes));
+      values.push(`${(100 * d.diff).toFixed(1)} [${pct(d.ci_low)}, ${pct(d.ci_high)}]`);
+    }
     lines.push(`| ${name} | ${reports.length} | ${values.join(' | ')} |`);
   }
   const b = [...columns.map((c) => pct(rate(base, c))), pct(pairs(base, 'seen')), pct(pairs(base, 'reserved'))];
+  if (ref) b.push('');
   lines.push(`| base (no training) | - | ${b.join(' | ')} |`);
   return lines.join('\n');
 }

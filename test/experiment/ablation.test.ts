@@ -31,4 +31,12 @@ describe('the ablation table', () => {
     expect(lines[2]).toMatch(/^\| none \| 3 \| 20\.0 \[-4\.8, 44\.8\] \| 20\.0 \[20\.0, 20\.0\] \| 20\.0 /);
     expect(lines[3]).toBe('| base (no training) | - | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 |');
   });
+
+  it('with a reference row, the paired difference to it over all seeds’ episodes', () => {
+    const rows = { none: [report([1, 1]), report([1, 1])], more: [report([3, 1]), report([3, 1])] };
+    const lines = ablationTable(rows, report([0, 0]), 'none').split('\n');
+    expect(lines[0]).toMatch(/\| overall vs none, paired \|$/);
+    expect(lines[2]).toMatch(/\| 0\.0 \[0\.0, 0\.0\] \|$/);
+    expect(lines[3]).toMatch(/\| 10\.0 \[\d+\.\d, \d+\.\d\] \|$/); // 4 more successes in 40 pairs
+  });
 });
