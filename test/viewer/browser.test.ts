@@ -62,6 +62,24 @@ async function nodeTokens(dynamics: 'physics' | 'world-model', policy = 'vla-bas
   }
 }
 
+/** Clicks Run in the in-page panel and waits for the run to finish (or fail); its result. */
+async function inPageRun(): Promise<{ error: string; tokens: Record<string, Record<string, number>[]> }> {
+  await page.click('#ip-run');
+  await page.waitForFunction(
+    () => {
+      const r = (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage;
+      return r.done || r.error !== '';
+    },
+    null,
+    { timeout: 120_000 },
+  );
+  return page.evaluate(
+    () =>
+      (window as unknown as { wmrlInPage: { error: string; tokens: Record<string, Record<string, number>[]> } })
+        .wmrlInPage,
+  );
+}
+
 const canvasShot = () => page.locator('#view').screenshot();
 const state = <T>(key: string) =>
   page.evaluate((k) => (window as unknown as Record<string, Record<string, unknown>>).wmrlViewer[k], key) as Promise<T>;
@@ -155,20 +173,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.fill('#ip-seed', String(IN_PAGE.seed));
     await page.fill('#ip-steps', String(IN_PAGE.steps));
     await page.check('input[name=dynamics][value=side-by-side]');
-    await page.click('#ip-run');
-    await page.waitForFunction(
-      () => {
-        const r = (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage;
-        return r.done || r.error !== '';
-      },
-      null,
-      { timeout: 120_000 },
-    );
-    const result = await page.evaluate(
-      () =>
-        (window as unknown as { wmrlInPage: { error: string; tokens: Record<string, Record<string, number>[]> } })
-          .wmrlInPage,
-    );
+    const result = await inPageRun();
     expect(result.error).toBe('');
     expect(result.tokens.physics).toHaveLength(IN_PAGE.steps);
     expect(result.tokens.physics).toEqual(await nodeTokens('physics'));
@@ -178,20 +183,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
   it('runs the shipped post-trained policy (models/vla-wmrl.onnx) in the page with the tokens Node takes', async () => {
     await page.selectOption('#ip-policy', 'vla-wmrl');
     await page.check('input[name=dynamics][value=physics]');
-    await page.click('#ip-run');
-    await page.waitForFunction(
-      () => {
-        const r = (window as unknown as { wmrlInPage: { done: boolean; error: string } }).wmrlInPage;
-        return r.done || r.error !== '';
-      },
-      null,
-      { timeout: 120_000 },
-    );
-    const result = await page.evaluate(
-      () =>
-        (window as unknown as { wmrlInPage: { error: string; tokens: Record<string, Record<string, number>[]> } })
-          .wmrlInPage,
-    );
+    const result = await inPageRun();
     expect(result.error).toBe('');
     const wmrl = await nodeTokens('physics', 'vla-wmrl');
     expect(result.tokens.physics).toEqual(wmrl);
