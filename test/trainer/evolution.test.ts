@@ -94,7 +94,8 @@ describe('the loop with environment evolution (code lock, the expert enters the 
         const env = await makeReal(n);
         const reset = env.reset.bind(env);
         env.reset = (o) => {
-          seen.push(...(o?.seed as number[]).filter((_, i) => o?.mask?.[i] ?? true));
+          const seeds = (o?.seed ?? []) as number[];
+          seen.push(...seeds.filter((_, i) => o?.mask?.[i] ?? true));
           return reset(o);
         };
         return env;
