@@ -1,4 +1,3 @@
-import { setInvocation } from './options.ts';
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.ts';
 import { fsReason, isPathError } from '../core/input-file.ts';
@@ -60,7 +59,6 @@ export async function main(argv: string[]): Promise<void> {
   resetInterrupt(); // each command starts with no Ctrl-C pending (tests run several in one process)
   const program = buildProgram();
   try {
-    setInvocation(argv);
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);

@@ -46,10 +46,3 @@ export function requireFile(flag: string, path: string, what: string): void {
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
-
-let invocation: readonly string[] = [];
-/** The command line main() was called with, as `wmrl ARGS` (provenance of the files a command writes). */
-export const commandLine = () => ['wmrl', ...invocation].join(' ');
-export function setInvocation(argv: readonly string[]): void {
-  invocation = argv;
-}

@@ -74,7 +74,7 @@ export async function train(
         producer: 'wmrl train',
         seed: cfg.seed,
         steps: r.trainer.stepCount,
-        notes: `${opts.command ? `${opts.command}: ` : ''}${cfg.mode}, ${done} of ${cfg.iterations} iterations`,
+        notes: `${cfg.mode}, ${done} of ${cfg.iterations} iterations`,
       },
       specHash: setup.policy.specHash,
     });

@@ -51,8 +51,6 @@ export interface TrainHooks {
   onIteration?(metrics: TrainMetrics): void;
   /** The policy's parameters after an iteration's update (for evaluations outside the loop). */
   onPolicy?(iteration: number, params: ParamStore): void;
-  /** The command that runs this training, for the policy file's provenance. */
-  command?: string;
   /** Checked between iterations (Ctrl-C): true stops after writing a checkpoint. */
   shouldStop?(): boolean;
 }

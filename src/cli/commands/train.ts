@@ -9,16 +9,7 @@ import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig } from
 import { tabletopTrainSetup } from '../../experiment/index.ts';
 import { QueueTransport } from '../../transport/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
-import {
-  REDIS_URL_HELP,
-  UsageError,
-  commandLine,
-  intFlag,
-  parseOptions,
-  printJson,
-  requireFile,
-  seedFlag,
-} from '../options.ts';
+import { REDIS_URL_HELP, UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
@@ -158,7 +149,6 @@ export function registerTrain(program: Command): void {
           transport,
           modelTransport: opts.remote === 'all' ? transport : undefined,
           shouldStop: interrupted,
-          command: commandLine(),
           onIteration: (m) => {
             last = m;
             bar.tick(m.iteration - shown, `reward ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}`);
