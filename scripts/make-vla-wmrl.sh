@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # models/vla-wmrl.onnx: the shipped post-trained policy. A `wmrl train` run on all four families from
 # models/vla-base.onnx with the config that measured best in docs/curriculum.md, then its policy.onnx
-# (+ sidecar, whose provenance names the train command) copied to models/. Resumable: run it again.
+# (+ sidecar, whose provenance notes name the train command) exported to models/. Resumable: run it again.
 set -euo pipefail
 OUT=${OUT:-runs/vla-wmrl}
 ITERATIONS=${ITERATIONS:-600}
@@ -12,4 +12,6 @@ else
   rm -rf "$OUT"
   node bin/wmrl.mjs train --task all --config "$CONFIG" --seed 0 --iterations "$ITERATIONS" --out "$OUT"
 fi
-node bin/run-ts.mjs scripts/export-policy.ts "$OUT/policy.onnx" models/vla-wmrl.onnx
+command="wmrl train --task all --config $CONFIG --seed 0 --iterations $ITERATIONS --out $OUT"
+node bin/run-ts.mjs scripts/export-policy.ts "$OUT/policy.onnx" models/vla-wmrl.onnx \
+  --notes "npm run models:vla-wmrl: $command"
