@@ -61,6 +61,8 @@ describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
       'tiny',
       '--shift',
       '2',
+      '--word-dropout', // 300 steps on a few demos: every word is needed to tell the cubes apart
+      '0',
       '--log-every',
       '100',
       '--checkpoint-every',
