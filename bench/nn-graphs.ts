@@ -8,6 +8,7 @@ import { ParamStore } from '../src/nn/params.ts';
 import { type Feeds, tensor } from '../src/nn/runtime.ts';
 import { TrainSession } from '../src/nn/train.ts';
 import { type WorldModelNetConfig, worldModelLossBuilder } from '../src/nn/nets/worldmodel.ts';
+import { VLA_SIZES_DEFAULT } from '../src/policy/spec-config.ts';
 import { WordTokenizer } from '../src/policy/tokenizer.ts';
 import {
   type VlaConfig,
@@ -24,18 +25,12 @@ const WORDS = (
   'bin top of it and then'
 ).split(' ');
 export const TOKENIZER = WordTokenizer.fromCorpus([WORDS.join(' ')], { maxLength: 16 });
+const { proprioHidden, ...sizes } = VLA_SIZES_DEFAULT;
+/** The benchmarked policy (VLA_SIZES_DEFAULT) with a 16-value proprio and the tabletop's action bins. */
 export const POLICY: VlaConfig = parseVlaConfig({
-  conv: [
-    { out: 16, k: 5, stride: 2, pad: 2 },
-    { out: 32, k: 3, stride: 2, pad: 1 },
-    { out: 32, k: 3, stride: 2, pad: 1 },
-    { out: 64, k: 3, stride: 2, pad: 1 },
-  ],
-  imageFeatures: 256,
+  ...sizes,
   tokenizer: TOKENIZER.config,
-  embedDim: 32,
-  proprio: { name: 'proprio', dim: 16, hidden: 64 },
-  trunk: [256],
+  proprio: { name: 'proprio', dim: 16, hidden: proprioHidden },
   actions: [
     { name: 'dx', n: 11 },
     { name: 'dy', n: 11 },
