@@ -16,7 +16,7 @@ function targetXY(scene: Scene, t: TaskInstance): [number, number] {
  *  nearest other object / spawn diagonal): 0 is near and uncluttered, 1 far and crowded. */
 export function sceneDifficulty(scene: Scene, t: TaskInstance): number {
   const { objectX, objectY } = scene.randomization;
-  const diagonal = Math.hypot(objectX[1] - objectX[0], objectY[1] - objectY[0]);
+  const diagonal = distXY([objectX[0], objectY[0]], [objectX[1], objectY[1]]);
   const own = t.initObjects[t.object].pos;
   const far = Math.min(1, distXY(own, [...targetXY(scene, t), 0]) / diagonal);
   const others = t.initObjects.filter(

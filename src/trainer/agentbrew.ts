@@ -4,6 +4,7 @@
 // the instruction, log π(a|s,c) − log mean_c' π(a|s,c'), clipped at 0 and normalised to mean 1 per
 // trajectory (steps the instruction did not decide get little weight).
 import { z } from 'zod';
+import { dexp, dlog } from '../core/dmath.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
 import type { PolicySample } from './policy-trainer.ts';
 import { jointLogp, type StepSample } from './rollouts.ts';
@@ -40,8 +41,8 @@ export interface Span {
 export function pmiWeights(own: readonly number[], family: readonly (readonly number[])[]): number[] {
   const pmi = own.map((lp, t) => {
     const m = Math.max(...family[t]);
-    const mean = family[t].reduce((a, x) => a + Math.exp(x - m), 0) / family[t].length;
-    return Math.max(0, lp - (m + Math.log(mean)));
+    const mean = family[t].reduce((a, x) => a + dexp(x - m), 0) / family[t].length;
+    return Math.max(0, lp - (m + dlog(mean)));
   });
   const total = pmi.reduce((a, x) => a + x, 0);
   return total > 0 ? pmi.map((x) => (x * own.length) / total) : own.map(() => 1);
