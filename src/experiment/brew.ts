@@ -89,10 +89,10 @@ async function pmiRowWeights(
     const from = samples.length;
     for (const row of rowsOf[k]) {
       const obs: BatchObs = { [config.instruction]: [d.instruction] };
-      for (const cam of config.cameras) obs[cam] = ds.images[cam].slice(row * px, (row + 1) * px);
+      for (const cam of config.cameras) obs[cam] = ds.images[cam].subarray(row * px, (row + 1) * px);
       if (config.proprio) {
         const p = config.proprio.dim;
-        obs[config.proprio.name] = ds.proprio!.slice(row * p, (row + 1) * p);
+        obs[config.proprio.name] = ds.proprio!.subarray(row * p, (row + 1) * p);
       }
       const tokens = Object.fromEntries(config.actions.map((a) => [a.name, ds.labels[a.name][row]]));
       samples.push({ obs, tokens, behaviourLogp: 0, refLogp: 0, advantage: 0, weight: 1 });
