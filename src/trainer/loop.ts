@@ -326,12 +326,13 @@ async function agentBrew(r: Run, i: Iteration, anchors: readonly GroupJob[], bat
   const { cfg, setup } = r;
   let relabelled = 0;
   await timed(i, 'training', async () => {
-    for (const j of cfg.agentBrew.relabel ? anchors : []) {
+    for (const j of anchors) {
       const instructions = setup.tasks[j.task].instructions;
-      for (const x of instructions ? i.rollouts.get(j)! : []) {
+      if (!cfg.agentBrew.relabel || !instructions) continue;
+      for (const x of i.rollouts.get(j)!) {
         if (x.success || !x.states) continue;
         const last = x.states.subarray((x.length * x.states.length) / (x.length + 1));
-        const [text] = instructions!.satisfied(x.seed, last);
+        const [text] = instructions.satisfied(x.seed, last);
         if (text === undefined) continue;
         const from = batch.samples.length;
         const o = { advantage: cfg.agentBrew.relabelAdvantage, weight: batch.rowWeight.anchor };
