@@ -5,7 +5,7 @@
 import { PROGRAM_SLOTS, parseTokens } from './dsl.ts';
 import { ROW_SIZE } from './row.ts';
 import { referenceRuns } from './leaderboard.ts';
-import { type ExecutedRun, OutcomeModel } from './outcome-model.ts';
+import { type ExecutedRun, type FitRow, OutcomeModel } from './outcome-model.ts';
 import { STATUSES } from './proposal.ts';
 import type { TaskData } from './tasks.ts';
 
@@ -36,6 +36,7 @@ export function episodeRuns(
 export class OnlineOutcomeModel {
   readonly model: OutcomeModel;
   private readonly base: number;
+  private capacity = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly tasks: readonly TaskData[],
@@ -56,6 +57,12 @@ export class OnlineOutcomeModel {
     this.model.fit();
   }
 
+  /** Keeps at most `capacity` executed runs beyond the reference ones (oldest out first). */
+  bound(capacity: number): void {
+    this.capacity = capacity;
+    this.trim();
+  }
+
   addEpisodes(
     episodes: readonly { taskId: string; length: number; states: ArrayLike<number>; actions: ArrayLike<number> }[],
   ): number {
@@ -65,7 +72,14 @@ export class OnlineOutcomeModel {
       if (!task) throw new RangeError(`outcome model: no research task ${e.taskId}`);
       this.model.add(episodeRuns(task, e));
     }
-    return this.model.size - before;
+    const added = this.model.size - before;
+    this.trim();
+    return added;
+  }
+
+  private trim(): void {
+    const excess = this.model.size - this.base - this.capacity;
+    if (excess > 0) this.model.replaceFrom(this.base, this.model.rowsFrom(this.base + excess));
   }
 
   async refresh(): Promise<{ steps: number; bestValMse: number | null; transitions: number }> {
@@ -74,23 +88,41 @@ export class OnlineOutcomeModel {
   }
 
   /** The current fit as plain arrays (x: rows x width features; y: status index and position per row). */
-  exportFit(): { rows: number; width: number; x: Float32Array; y: Float32Array } {
-    const rows = this.model.fitted;
-    return {
-      rows: rows.length,
-      width: rows[0]?.x.length ?? 0,
-      x: Float32Array.from(rows.flatMap((r) => r.x)),
-      y: Float32Array.from(rows.flatMap((r) => [STATUSES.indexOf(r.status), r.position])),
-    };
+  exportFit(): PackedRows {
+    return packRows(this.model.fitted);
   }
 
-  restoreFit(f: { rows: number; width: number; x: ArrayLike<number>; y: ArrayLike<number> }): void {
-    this.model.fitRows(
-      Array.from({ length: f.rows }, (_, k) => ({
-        x: Array.from({ length: f.width }, (_, j) => f.x[k * f.width + j]),
-        status: STATUSES[f.y[2 * k]],
-        position: f.y[2 * k + 1],
-      })),
-    );
+  restoreFit(f: PackedRows): void {
+    this.model.fitRows(unpackRows(f));
+  }
+
+  /** The executed runs kept (the replay), as exportFit packs rows. */
+  exportReplay(): PackedRows {
+    return packRows(this.model.rowsFrom(this.base));
+  }
+
+  importReplay(f: PackedRows): void {
+    this.model.replaceFrom(this.base, unpackRows(f));
   }
 }
+
+export interface PackedRows {
+  rows: number;
+  width: number;
+  x: Float32Array;
+  y: Float32Array;
+}
+
+const packRows = (rows: readonly FitRow[]): PackedRows => ({
+  rows: rows.length,
+  width: rows[0]?.x.length ?? 0,
+  x: Float32Array.from(rows.flatMap((r) => r.x)),
+  y: Float32Array.from(rows.flatMap((r) => [STATUSES.indexOf(r.status), r.position])),
+});
+
+const unpackRows = (f: PackedRows): FitRow[] =>
+  Array.from({ length: f.rows }, (_, k) => ({
+    x: Array.from({ length: f.width }, (_, j) => f.x[k * f.width + j]),
+    status: STATUSES[f.y[2 * k]],
+    position: f.y[2 * k + 1],
+  }));

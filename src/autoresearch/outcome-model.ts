@@ -81,7 +81,8 @@ function perTree(h: Head, x: number[][]): number[][] {
 }
 
 export class OutcomeModel {
-  private runs: ExecutedRun[] = [];
+  /** Every run kept, as the rows it is fit on. */
+  private rows: FitRow[] = [];
   /** P(valid), P(no result) and the validation position of valid runs. */
   private heads: { valid: Head; noResult: Head; position: Head } = {
     valid: { forest: null, mean: 1 },
@@ -94,23 +95,27 @@ export class OutcomeModel {
   constructor(private readonly seed = 0) {}
 
   get size(): number {
-    return this.runs.length;
+    return this.rows.length;
   }
 
   /** Adds runs (malformed and invalid ones teach nothing: they are known exactly). */
   add(runs: readonly ExecutedRun[]): void {
-    this.runs.push(...runs.filter((r) => r.status !== 'malformed' && r.status !== 'invalid'));
+    for (const r of runs)
+      if (r.status !== 'malformed' && r.status !== 'invalid')
+        this.rows.push({ x: runFeatures(r.task, r.program), status: r.status, position: Math.fround(r.position ?? 0) });
   }
 
-  /** Refits on every run seen so far. */
+  /** Rows from index `start` on (a replay's export), or put back after the first `start` (its import). */
+  rowsFrom(start: number): FitRow[] {
+    return this.rows.slice(start);
+  }
+  replaceFrom(start: number, rows: readonly FitRow[]): void {
+    this.rows.splice(start, this.rows.length - start, ...rows);
+  }
+
+  /** Refits on every run kept. */
   fit(): void {
-    this.fitRows(
-      this.runs.map((r) => ({
-        x: runFeatures(r.task, r.program),
-        status: r.status,
-        position: Math.fround(r.position ?? 0),
-      })),
-    );
+    this.fitRows(this.rows);
   }
 
   fitRows(rows: readonly FitRow[]): void {

@@ -6,6 +6,7 @@ import {
   AutoResearchEnv,
   type Executor,
   OnlineOutcomeModel,
+  type PackedRows,
   type Outcome,
   type TaskData,
   VOCAB,
@@ -53,8 +54,9 @@ export function agentSpecHash(): string {
   return specInterfaceHash(researchSpec(loadTask(TRAIN_RESEARCH_TASKS[0])));
 }
 
-/** The outcome model as the trainer's RefreshableModel; its "weights" are the rows of its fit: x as
- *  [rows, width] features, y as [rows, 2] (status index, position); step = rows. */
+/** The outcome model as the trainer's RefreshableModel; its "weights" are the rows of its fit and its
+ *  replay the executed runs kept, both as x [rows, width] features and y [rows, 2] (status index,
+ *  position); step = rows of the fit. */
 function refreshable(online: OnlineOutcomeModel): RefreshableModel {
   const entry = (name: string, shape: number[]) => ({
     name,
@@ -62,14 +64,30 @@ function refreshable(online: OnlineOutcomeModel): RefreshableModel {
     trainable: false,
     decay: false,
   });
+  const toStore = (f: PackedRows) => {
+    const store = new ParamStore('float32');
+    store.add(entry('x', [f.rows, f.width]), f.rows ? f.x : new Float32Array(1));
+    store.add(entry('y', [f.rows, 2]), f.rows ? f.y : new Float32Array(1));
+    return store;
+  };
+  const fromStore = (store: ParamStore, rows: number): PackedRows => ({
+    rows,
+    width: store.info('x').shape[1],
+    x: store.get('x') as Float32Array,
+    y: store.get('y') as Float32Array,
+  });
   return {
+    bound: (capacity) => online.bound(capacity),
     addEpisodes: (episodes) => online.addEpisodes(episodes),
     refresh: () => online.refresh(),
+    exportReplay() {
+      const f = online.exportReplay();
+      return { store: toStore(f), info: { rows: f.rows } };
+    },
+    importReplay: (store, info) => online.importReplay(fromStore(store, info.rows ?? 0)),
     exportState(): ModelTrainerState {
       const f = online.exportFit();
-      const params = new ParamStore('float32');
-      params.add(entry('x', [f.rows, f.width]), f.rows ? f.x : new Float32Array(1));
-      params.add(entry('y', [f.rows, 2]), f.rows ? f.y : new Float32Array(1));
+      const params = toStore(f);
       return {
         step: f.rows,
         fitStep: 0,
@@ -82,12 +100,7 @@ function refreshable(online: OnlineOutcomeModel): RefreshableModel {
       };
     },
     async restore(state: ModelTrainerState) {
-      online.restoreFit({
-        rows: state.step,
-        width: state.params.info('x').shape[1],
-        x: state.params.get('x'),
-        y: state.params.get('y'),
-      });
+      online.restoreFit(fromStore(state.params, state.step));
     },
   };
 }

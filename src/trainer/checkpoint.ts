@@ -1,6 +1,6 @@
-// The trainer's state between iterations (the corrections, step counters, branch pool and refresh
-// buffer) and its checkpoint: policy, optimizer, reference and refresh tensors as stores, the rest as
-// JSON fields that a zod schema parses back (each correction then parses its own state).
+// The trainer's state between iterations (the corrections, step counters, branch pool) and its
+// checkpoint: policy, optimizer, reference, the world model's replay and refresh tensors as stores, the
+// rest as JSON fields that a zod schema parses back (each correction then parses its own state).
 import { join } from 'node:path';
 import { z } from 'zod';
 import { parseInput } from '../core/input-file.ts';
@@ -14,21 +14,19 @@ import { Denoiser } from './denoise.ts';
 import { HybridWeights } from './hybrid.ts';
 import type { PolicyTrainer } from './policy-trainer.ts';
 import {
-  EpisodeMetaSchema,
   ModelStateInfoSchema,
-  type RealEpisode,
   type RefreshableModel,
   type ModelTrainerState,
-  packEpisodes,
+  type Replay,
+  ReplayInfoSchema,
   packModelState,
-  unpackEpisodes,
   unpackModelState,
 } from './refresh-state.ts';
 import type { BranchPoint } from './rollouts.ts';
 import { StartSelector } from './starts.ts';
 import { Evolution } from './evolution.ts';
 
-const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/2';
+const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/3';
 
 const count = z.number().int().min(0);
 const BranchPointSchema = z.object({
@@ -49,7 +47,7 @@ const CheckpointInfoSchema = z.object({
   hybrid: z.unknown(),
   totals: z.object({ physicsSteps: count, modelSteps: count, refreshes: count }),
   pool: z.array(BranchPointSchema),
-  refresh: z.object({ episodes: z.array(EpisodeMetaSchema), model: ModelStateInfoSchema.nullable() }),
+  refresh: z.object({ replay: ReplayInfoSchema.nullable(), model: ModelStateInfoSchema.nullable() }),
 });
 
 /** What an iteration changes besides the policy and its optimizer. */
@@ -64,8 +62,6 @@ export interface TrainState {
   totals: { physicsSteps: number; modelSteps: number; refreshes: number };
   /** FIFO of real states recent anchors visited. */
   pool: BranchPoint[];
-  /** Every anchor episode since the start (a fifth held out to choose the world-model weights kept). */
-  buffer: (RealEpisode & { validation: boolean })[];
 }
 
 export function freshState(cfg: TrainConfig, tasks: number): TrainState {
@@ -78,7 +74,6 @@ export function freshState(cfg: TrainConfig, tasks: number): TrainState {
     hybrid: new HybridWeights(cfg.hybrid),
     totals: { physicsSteps: 0, modelSteps: 0, refreshes: 0 },
     pool: [],
-    buffer: [],
   };
 }
 
@@ -86,11 +81,11 @@ export function loadCheckpoint(runDir: string): TrainCheckpoint {
   return loadTrainCheckpoint(runDir, CHECKPOINT_FORMAT);
 }
 
-/** The state a checkpoint holds, and the world model's trainer state when it had been refreshed. */
+/** The state a checkpoint holds, the world model's replay, and its trainer state once refreshed. */
 export function restoreState(
   runDir: string,
   ck: TrainCheckpoint,
-): { state: TrainState; model: ModelTrainerState | null } {
+): { state: TrainState; replay: Replay | null; model: ModelTrainerState | null } {
   const info = parseInput(ck.info, CheckpointInfoSchema, `${join(runDir, CHECKPOINT_JSON)} info`);
   const state: TrainState = {
     debiaser: Debiaser.fromState(info.debias),
@@ -101,9 +96,9 @@ export function restoreState(
     hybrid: HybridWeights.fromState(info.hybrid),
     totals: info.totals,
     pool: info.pool,
-    buffer: unpackEpisodes(ck.extra.refreshBuffer, info.refresh.episodes),
   };
-  return { state, model: info.refresh.model && unpackModelState(ck.extra, info.refresh.model) };
+  const replay = info.refresh.replay && { store: ck.extra.replay, info: info.refresh.replay };
+  return { state, replay, model: info.refresh.model && unpackModelState(ck.extra, info.refresh.model) };
 }
 
 /** Commits the checkpoint after `step` iterations;
@@ -120,7 +115,7 @@ export function saveCheckpoint(
   },
 ): void {
   const s = o.state;
-  const episodes = packEpisodes(s.buffer);
+  const replay = o.refreshing?.exportReplay();
   const model = o.refreshing && s.totals.refreshes > 0 ? packModelState(o.refreshing.exportState()) : null;
   const info: z.input<typeof CheckpointInfoSchema> = {
     debias: s.debiaser.toState(),
@@ -131,14 +126,14 @@ export function saveCheckpoint(
     hybrid: s.hybrid.toState(),
     totals: s.totals,
     pool: s.pool,
-    refresh: { episodes: episodes.meta, model: model?.info ?? null },
+    refresh: { replay: replay?.info ?? null, model: model?.info ?? null },
   };
   saveTrainCheckpoint(runDir, CHECKPOINT_FORMAT, {
     step: o.step,
     run: o.run,
     params: o.trainer.params(),
     optimizer: o.trainer.exportOptimizer(),
-    extra: { reference: o.reference, refreshBuffer: episodes.store, ...model?.stores },
+    extra: { reference: o.reference, ...(replay && { replay: replay.store }), ...model?.stores },
     info,
   });
 }

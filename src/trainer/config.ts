@@ -85,6 +85,12 @@ export const TrainConfigSchema = z
       .default(100)
       .describe('world-model optimizer steps per refresh (warm-started)'),
     refreshLr: z.number().positive().default(3e-4).describe('world-model learning rate during a refresh'),
+    replayCapacity: z
+      .number()
+      .int()
+      .min(0)
+      .default(32768)
+      .describe('anchor transitions kept for the refresh, oldest out first, a fifth for validation (0: all)'),
     samplesPerRollout: z
       .number()
       .int()

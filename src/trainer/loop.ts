@@ -57,7 +57,8 @@ export async function train(
       opts.onPolicy?.(it + 1, r.trainer.params());
       done = it + 1;
       const stopping = opts.shouldStop?.() ?? false;
-      if (checkpointDue(it + 1, cfg.checkpointEvery, cfg.iterations, stopping))
+      if (checkpointDue(it + 1, cfg.checkpointEvery, cfg.iterations, stopping)) {
+        const t0 = performance.now();
         saveCheckpoint(runDir, {
           step: it + 1,
           run: runKey,
@@ -66,6 +67,8 @@ export async function train(
           state: r.state,
           refreshing: r.refreshing,
         });
+        opts.onCheckpoint?.(it + 1, (performance.now() - t0) / 1000);
+      }
       if (stopping) break;
     }
     const final = r.trainer.params();
@@ -119,6 +122,7 @@ async function openOrResume(
       params: ck?.params ?? setup.policy.params,
       reference,
       optimizer: ck?.optimizer,
+      replay: resumed?.replay ?? null,
       model: resumed?.model ?? null,
     },
     opts,
@@ -168,7 +172,7 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   return anchors;
 }
 
-/** 3. The world-model refresh: anchor episodes into its buffer, retraining every refreshEvery physics steps. */
+/** 3. The world-model refresh: anchor episodes into its replay, retraining every refreshEvery physics steps. */
 async function refresh(
   r: Run,
   i: Iteration,
@@ -187,7 +191,6 @@ async function refresh(
       validation: x.key % 5 === 0,
     })),
   );
-  state.buffer.push(...fresh);
   for (const validation of [false, true])
     refreshing.addEpisodes(
       fresh.filter((e) => e.validation === validation),

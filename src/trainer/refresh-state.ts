@@ -1,5 +1,5 @@
-// The world-model refresh as the loop sees it: anchor episodes in, warm-started retraining
-// on a schedule of physics steps, and its state packed into the run's checkpoint as one unit.
+// The world-model refresh as the loop sees it: anchor episodes into a bounded replay, warm-started
+// retraining on a schedule of physics steps, and its state packed into the run's checkpoint as one unit.
 import { z } from 'zod';
 import type { OptimizerState } from '../nn/train.ts';
 import { ParamStore } from '../nn/params.ts';
@@ -26,8 +26,19 @@ export interface ModelTrainerState {
   best: ParamStore;
 }
 
+/** A replay as one checkpoint store plus JSON counters (the checkpoint's refresh.replay). */
+export interface Replay {
+  store: ParamStore;
+  info: Record<string, number>;
+}
+
 export interface RefreshableModel {
+  /** Keeps at most `capacity` anchor transitions (oldest out first; Infinity: all); set before any is added. */
+  bound(capacity: number): void;
   addEpisodes(episodes: readonly RealEpisode[], o: { validation: boolean }): number;
+  /** The replay in the form the model trains on (the checkpoint's; O(capacity), not O(iterations)). */
+  exportReplay(): Replay;
+  importReplay(store: ParamStore, info: Record<string, number>): void;
   refresh(o: { steps: number; lr: number }): Promise<{ steps: number; bestValMse: number | null; transitions: number }>;
   exportState(): ModelTrainerState;
   restore(state: ModelTrainerState): Promise<void>;
@@ -50,14 +61,7 @@ export const ModelStateInfoSchema = z.object({
 });
 export type ModelStateInfo = z.output<typeof ModelStateInfoSchema>;
 
-/** An episode of the refresh buffer without its tensors (the checkpoint's refresh.episodes). */
-export const EpisodeMetaSchema = z.object({
-  taskId: z.string(),
-  seed: z.number(),
-  length: z.number().int().min(0),
-  validation: z.boolean(),
-});
-export type EpisodeMeta = z.output<typeof EpisodeMetaSchema>;
+export const ReplayInfoSchema = z.record(z.string(), z.number().int().min(0));
 
 /** The model's state as checkpoint stores plus JSON counters. */
 export function packModelState(st: ModelTrainerState): { stores: Record<string, ParamStore>; info: ModelStateInfo } {
@@ -84,35 +88,4 @@ export function unpackModelState(stores: Record<string, ParamStore>, info: Model
     best: stores.wmBest,
     optimizer: { step: info.adamStep, m: map(stores.wmAdamM), v: map(stores.wmAdamV) },
   };
-}
-
-/** Episodes as one checkpoint store (tensors per episode) plus their metadata. */
-export function packEpisodes(episodes: readonly (RealEpisode & { validation: boolean })[]): {
-  store: ParamStore;
-  meta: EpisodeMeta[];
-} {
-  const store = new ParamStore('float32');
-  episodes.forEach((e, k) => {
-    store.add({ name: `${k}/states`, shape: [e.states.length], trainable: false, decay: false }, e.states);
-    store.add(
-      { name: `${k}/actions`, shape: [e.actions.length], trainable: false, decay: false },
-      Float32Array.from(e.actions),
-    );
-  });
-  return {
-    store,
-    meta: episodes.map((e) => ({ taskId: e.taskId, seed: e.seed, length: e.length, validation: e.validation })),
-  };
-}
-
-export function unpackEpisodes(
-  store: ParamStore,
-  meta: readonly EpisodeMeta[],
-): (RealEpisode & { validation: boolean })[] {
-  return meta.map((m, k) => ({
-    ...m,
-    policy: 'anchor',
-    states: store.get(`${k}/states`) as Float32Array,
-    actions: Int32Array.from(store.get(`${k}/actions`)),
-  }));
 }

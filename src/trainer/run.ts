@@ -9,7 +9,7 @@ import { PolicySampler } from '../policy/sampler.ts';
 import type { TrainState } from './checkpoint.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
 import { PolicyTrainer } from './policy-trainer.ts';
-import type { ModelTrainerState, RefreshableModel } from './refresh-state.ts';
+import type { ModelTrainerState, RefreshableModel, Replay } from './refresh-state.ts';
 import type { GroupJob, Rollout } from './rollouts.ts';
 import { InProcessTransport } from './transport.ts';
 import type { GroupRequest, RolloutTransport, TrainHooks, TrainSetup } from './types.ts';
@@ -65,6 +65,7 @@ export async function openRun(
     params: ParamStore;
     reference: ParamStore;
     optimizer?: OptimizerState;
+    replay: Replay | null;
     model: ModelTrainerState | null;
   },
   hooks: TrainHooks,
@@ -87,12 +88,9 @@ export async function openRun(
   if (hooks.modelTransport && !setup.worldModel?.snapshot)
     throw new InputError('world-model groups on workers: this world model has no snapshot to send');
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
-  if (refreshing && o.state.buffer.length) {
-    for (const validation of [false, true])
-      refreshing.addEpisodes(
-        o.state.buffer.filter((e) => e.validation === validation),
-        { validation },
-      );
+  if (refreshing) {
+    refreshing.bound(cfg.replayCapacity || Number.POSITIVE_INFINITY);
+    if (o.replay) refreshing.importReplay(o.replay.store, o.replay.info);
     if (o.model) await refreshing.restore(o.model);
   }
   return {

@@ -53,6 +53,8 @@ export interface TrainHooks {
   onPolicy?(iteration: number, params: ParamStore): void;
   /** Checked between iterations (Ctrl-C): true stops after writing a checkpoint. */
   shouldStop?(): boolean;
+  /** After each checkpoint commit: the iterations it holds and the seconds it took (reported only). */
+  onCheckpoint?(iteration: number, seconds: number): void;
 }
 
 export interface GroupRequest {

@@ -42,19 +42,49 @@ export function readEpisodeData(dirs: readonly string[], scene: Scene, spec: Pic
 }
 
 /** Flat transition arrays: features [N, F], action values [N, A], Δ targets [N, S] (the residual after
- *  the commanded-step prior, see ActionCoder.prior), plus each row's
- *  packed state (for evaluation). Grows by append (online refresh); arrays may be longer than `count` rows. */
+ *  the commanded-step prior, see ActionCoder.prior), in the form the model trains on. Grows by append
+ *  (online refresh); with a finite `capacity` it is a FIFO ring: the k-th transition ever added sits in
+ *  row k % capacity, so the oldest rows are overwritten first. Arrays may be longer than `count` rows. */
 export class TransitionSet {
-  feats = new Float32Array(0);
-  acts = new Float32Array(0);
-  deltas = new Float32Array(0);
-  states = new Float64Array(0);
+  feats: Float32Array = new Float32Array(0);
+  acts: Float32Array = new Float32Array(0);
+  deltas: Float32Array = new Float32Array(0);
+  /** Rows in use (at most capacity). */
   count = 0;
+  /** Transitions ever added (the ring's write position is written % capacity). */
+  written = 0;
 
   constructor(
     readonly layout: StateLayout,
     readonly coder: ActionCoder,
-  ) {}
+    private ring = Number.POSITIVE_INFINITY,
+  ) {
+    if (!(ring >= 1)) throw new RangeError(`TransitionSet: capacity ${ring}, expected at least 1`);
+  }
+
+  get capacity(): number {
+    return this.ring;
+  }
+
+  /** A new capacity: the newest rows that fit are kept, oldest first (rows then restart at 0). */
+  resize(capacity: number): void {
+    if (!(capacity >= 1)) throw new RangeError(`TransitionSet: capacity ${capacity}, expected at least 1`);
+    const { featureDim: F, stateDim: S } = this.layout;
+    const A = this.coder.dim;
+    const keep = Math.min(this.count, capacity);
+    const oldest = this.written - keep;
+    const take = (from: Float32Array, width: number) => {
+      const out = new Float32Array(keep * width);
+      for (let k = 0; k < keep; k++) {
+        const r = (oldest + k) % this.ring;
+        out.set(from.subarray(r * width, (r + 1) * width), k * width);
+      }
+      return out;
+    };
+    [this.feats, this.acts, this.deltas] = [take(this.feats, F), take(this.acts, A), take(this.deltas, S)];
+    this.ring = capacity;
+    this.count = this.written = keep;
+  }
 
   static fromEpisodes(layout: StateLayout, coder: ActionCoder, episodes: readonly EpisodeData[]): TransitionSet {
     const set = new TransitionSet(layout, coder);
@@ -62,24 +92,46 @@ export class TransitionSet {
     return set;
   }
 
+  /** The rows in use and the write counter (a checkpoint keeps them; `restore` puts them back). */
+  rows(): { feats: Float32Array; acts: Float32Array; deltas: Float32Array; written: number } {
+    const n = this.count;
+    return {
+      feats: this.feats.subarray(0, n * this.layout.featureDim),
+      acts: this.acts.subarray(0, n * this.coder.dim),
+      deltas: this.deltas.subarray(0, n * this.layout.stateDim),
+      written: this.written,
+    };
+  }
+
+  /** Replaces the contents with `rows()` of a set of the same layout and capacity. */
+  restore(r: { feats: Float32Array; acts: Float32Array; deltas: Float32Array; written: number }): void {
+    const n = Math.min(r.written, this.capacity);
+    const { featureDim: F, stateDim: S } = this.layout;
+    if (r.feats.length !== n * F || r.acts.length !== n * this.coder.dim || r.deltas.length !== n * S)
+      throw new RangeError(`TransitionSet.restore: arrays do not hold ${n} rows of this layout`);
+    this.feats = r.feats.slice();
+    this.acts = r.acts.slice();
+    this.deltas = r.deltas.slice();
+    this.count = n;
+    this.written = r.written;
+  }
+
   append(episodes: readonly EpisodeData[]): void {
     const { featureDim: F, stateDim: S } = this.layout;
     const A = this.coder.dim;
     const add = episodes.reduce((n, e) => n + e.length, 0);
-    const total = this.count + add;
-    // capacity doubles (online refresh appends a few episodes at a time): rows past `count` are unused
-    const rows = Math.max(total, 2 * (this.feats.length / F));
-    const grow = <T extends Float32Array | Float64Array>(old: T, width: number, make: (n: number) => T): T => {
+    const total = Math.min(this.capacity, this.count + add);
+    // capacity doubles (online refresh appends a few episodes at a time) up to the ring's size
+    const rows = Math.min(this.capacity, Math.max(total, 2 * (this.feats.length / F)));
+    const grow = (old: Float32Array, width: number): Float32Array => {
       if (old.length >= total * width) return old;
-      const next = make(rows * width);
+      const next = new Float32Array(rows * width);
       next.set(old.subarray(0, this.count * width));
       return next;
     };
-    this.feats = grow(this.feats, F, (n) => new Float32Array(n));
-    this.acts = grow(this.acts, A, (n) => new Float32Array(n));
-    this.deltas = grow(this.deltas, S, (n) => new Float32Array(n));
-    this.states = grow(this.states, S, (n) => new Float64Array(n));
-    let r = this.count;
+    this.feats = grow(this.feats, F);
+    this.acts = grow(this.acts, A);
+    this.deltas = grow(this.deltas, S);
     const prior = new Float64Array(S);
     for (const e of episodes) {
       if (e.states.length !== (e.length + 1) * S)
@@ -90,14 +142,12 @@ export class TransitionSet {
         throw new RangeError(
           `episode ${e.taskId} seed ${e.seed}: ${e.actions.length} action tokens, expected ${e.length * A}`,
         );
-      for (let t = 0; t < e.length; t++, r++) {
+      for (let t = 0; t < e.length; t++) {
+        const r = this.written++ % this.capacity;
         const held = stateFeatures(this.layout, e.states, t, this.feats, r);
         this.coder.encodeRow(e.actions, t * A, this.acts, r);
         commandPrior(this.layout, this.coder, this.acts, r, held, prior, 0);
-        for (let j = 0; j < S; j++) {
-          this.states[r * S + j] = e.states[t * S + j];
-          this.deltas[r * S + j] = e.states[(t + 1) * S + j] - e.states[t * S + j] - prior[j];
-        }
+        for (let j = 0; j < S; j++) this.deltas[r * S + j] = e.states[(t + 1) * S + j] - e.states[t * S + j] - prior[j];
       }
     }
     this.count = total;

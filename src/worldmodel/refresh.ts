@@ -2,14 +2,14 @@
 // WorldModelEnvs, a replay buffer of new physics (anchor) episodes, and warm-started retraining for a
 // step count that re-bakes the shared dynamics in place. The API the WMRL trainer calls.
 import type { EnvSpec } from '../core/spec.ts';
-import { type ParamStore, paramRows } from '../nn/params.ts';
+import { ParamStore, paramRows } from '../nn/params.ts';
 import type { Scene } from '../scene/schema.ts';
 import { InputError } from '../core/errors.ts';
 import { TransitionSet, type EpisodeData } from './dataset.ts';
 import { assertSameSpec, WorldModelEnv } from './env.ts';
 import type { EnsembleDynamics } from './dynamics.ts';
 import { loadEnsembleDynamics, saveWmModel, type WmMeta } from './model-file.ts';
-import { WorldModelTrainer, type FitResult, type TrainerState } from './trainer.ts';
+import { VAL_ROWS, WorldModelTrainer, type FitResult, type TrainerState } from './trainer.ts';
 
 export interface RefreshResult extends FitResult {
   /** Transitions in the refresh buffer when the refresh ran. */
@@ -60,12 +60,57 @@ export class OnlineWorldModel {
     return trimmed.reduce((n, e) => n + e.length, 0);
   }
 
-  /** The refresh trainer's whole state (a checkpoint; the buffers are the caller's to keep). */
+  /** Bounds the replay to `capacity` transitions (Infinity: unbounded), newest kept: a fifth of it, at
+   *  most VAL_ROWS, holds validation transitions, so a refresh picks weights on recent anchors. */
+  bound(capacity: number): void {
+    const val = Number.isFinite(capacity) ? Math.min(VAL_ROWS, Math.max(1, Math.round(capacity / 5))) : capacity;
+    if (Number.isFinite(capacity) && capacity - val < 1)
+      throw new RangeError(`replay capacity ${capacity}: too small to hold training and validation transitions`);
+    this.trainer.train.resize(capacity - val);
+    this.trainer.val!.resize(val);
+  }
+
+  /** The replay as rows of float32 arrays (empty sets have none) plus their write counters. */
+  exportReplay(): { store: ParamStore; info: Record<string, number> } {
+    const store = new ParamStore('float32');
+    const info: Record<string, number> = {};
+    for (const [name, set] of this.sets()) {
+      const rows = set.rows();
+      info[name] = rows.written;
+      for (const key of ['feats', 'acts', 'deltas'] as const)
+        if (rows[key].length) store.add(replayEntry(`${name}/${key}`, rows[key].length), rows[key]);
+    }
+    return { store, info };
+  }
+
+  /** Puts back exportReplay()'s rows (after `bound` with the same capacity). */
+  importReplay(store: ParamStore, info: Record<string, number>): void {
+    const rows = (name: string, key: string) => {
+      const n = `${name}/${key}`;
+      return store.names.includes(n) ? (store.get(n) as Float32Array) : new Float32Array(0);
+    };
+    for (const [name, set] of this.sets())
+      set.restore({
+        feats: rows(name, 'feats'),
+        acts: rows(name, 'acts'),
+        deltas: rows(name, 'deltas'),
+        written: info[name] ?? 0,
+      });
+  }
+
+  private sets(): [string, TransitionSet][] {
+    return [
+      ['train', this.trainer.train],
+      ['val', this.trainer.val!],
+    ];
+  }
+
+  /** The refresh trainer's whole state (a checkpoint; the replay is exportReplay's). */
   exportState(): TrainerState {
     return this.trainer.exportState();
   }
 
-  /** Continues from exportState() (with the same episodes added again) and re-bakes the dynamics. */
+  /** Continues from exportState() (with the replay imported) and re-bakes the dynamics. */
   async restore(state: TrainerState): Promise<void> {
     this.trainer.restore({ ...state, fitStep: 0, skipped: 0, bestStep: -1 });
     await this.dynamics.update(this.trainer.params());
@@ -120,3 +165,5 @@ export class OnlineWorldModel {
     await this.dynamics.close();
   }
 }
+
+const replayEntry = (name: string, length: number) => ({ name, shape: [length], trainable: false, decay: false });

@@ -77,7 +77,8 @@ export interface TrainerState {
   best: ParamStore;
 }
 
-const VAL_ROWS = 4096;
+/** Validation transitions scored per check (the first ones of the set). */
+export const VAL_ROWS = 4096;
 /** Rng stream of the bootstrap rows of step t: BATCH_STREAM + t. */
 const BATCH_STREAM = 0x3b1d0000;
 const PROBE_STREAM = 0x7f0b0000;
