@@ -66,7 +66,7 @@ export class OnlineWorldModel {
     const val = Number.isFinite(capacity) ? Math.min(VAL_ROWS, Math.max(1, Math.round(capacity / 5))) : capacity;
     if (Number.isFinite(capacity) && capacity - val < 1)
       throw new RangeError(`replay capacity ${capacity}: too small to hold training and validation transitions`);
-    this.trainer.train.resize(capacity - val);
+    this.trainer.train.resize(Number.isFinite(capacity) ? capacity - val : capacity);
     this.trainer.val!.resize(val);
   }
 
