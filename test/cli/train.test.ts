@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { wmrlProcess } from './helpers.ts';
+import { spawnWmrl, wmrlProcess } from './helpers.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -33,23 +34,34 @@ describe('wmrl train (tabletop, smoke preset)', () => {
     expect(lines(whole)[1]['losses/logp_gap']).toBeLessThan(1e-5);
   });
 
-  it('wmrl mode with branching, fidelity and world-model refreshes resumes exactly (refresh buffer and trainer state in the checkpoint)', {
-    timeout: 120_000,
+  it('wmrl mode with branching, fidelity and refreshes: killed (-9) after its replay wrapped, --resume ends with the metrics and policy.onnx bytes of an uninterrupted run', {
+    timeout: 180_000,
   }, async () => {
     const cfg = join(tmp, 'refresh.json');
-    writeFileSync(cfg, JSON.stringify({ refreshEvery: 300, refreshSteps: 10, fidelityEvery: 2, checkpointEvery: 1 }));
+    const config = { refreshEvery: 300, refreshSteps: 10, fidelityEvery: 2, checkpointEvery: 1, replayCapacity: 150 };
+    writeFileSync(cfg, JSON.stringify(config));
     const WM = ['train', '--mode', 'wmrl', '--preset', 'smoke', '--task', 'pick-place', '--config', cfg];
     const whole = join(tmp, 'wm-whole');
     const cut = join(tmp, 'wm-cut');
-    expect((await wmrlProcess(ROOT, ...WM, '--iterations', '4', '--out', whole)).code).toBe(0);
-    expect((await wmrlProcess(ROOT, ...WM, '--iterations', '2', '--out', cut)).code).toBe(0);
-    const r = await wmrlProcess(ROOT, 'train', '--resume', cut, '--iterations', '4');
+    expect((await wmrlProcess(ROOT, ...WM, '--iterations', '5', '--out', whole)).code).toBe(0);
+    // killed as soon as iteration 3's metrics line is out: before, during or after its checkpoint commit
+    const { child, done } = await spawnWmrl(ROOT, ...WM, '--iterations', '5', '--out', cut);
+    const written = () =>
+      existsSync(join(cut, 'metrics.jsonl')) ? readFileSync(join(cut, 'metrics.jsonl'), 'utf8') : '';
+    while (written().split('\n').length <= 3) await sleep(20);
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    const r = await wmrlProcess(ROOT, 'train', '--resume', cut);
     expect(r.code, r.stderr).toBe(0);
     const m = lines(whole);
     expect(m.at(-1)!['refresh/count']).toBeGreaterThanOrEqual(2);
     expect(m.every((x) => x['groups/branched'] === 1)).toBe(true);
     expect(m[1]['fidelity/h10/pairs']).toBeGreaterThan(0);
+    const replay = JSON.parse(readFileSync(join(whole, 'checkpoint.json'), 'utf8')).info.refresh.replay;
+    expect(replay.train).toBeGreaterThan(3 * 120); // 150 - a fifth for validation: wrapped at least 3 times
+    expect(m.every((x) => x['refresh/transitions'] <= 120)).toBe(true);
     expect(lines(cut)).toEqual(m);
+    expect(readFileSync(join(cut, 'policy.onnx')).equals(readFileSync(join(whole, 'policy.onnx')))).toBe(true);
   });
 
   it('a config file with a wrong field exits 2 naming the field', async () => {

@@ -16,7 +16,7 @@ const metrics = (dir: string) =>
     .map((l) => Object.fromEntries(Object.entries(JSON.parse(l)).filter(([k]) => !k.startsWith('time/'))));
 
 describe('the trainer on AutoResearch (no AutoResearch code in src/trainer)', () => {
-  it('wmrl trains the base agent with executor anchors and outcome-model groups, refreshes the model, and resumes exactly', {
+  it('wmrl trains the base agent with executor anchors and outcome-model groups, refreshes the model on a bounded replay, and resumes exactly', {
     timeout: 300_000,
   }, async () => {
     const base = await loadPolicy('models/agent-base.onnx');
@@ -28,6 +28,7 @@ describe('the trainer on AutoResearch (no AutoResearch code in src/trainer)', ()
       groupSize: 2,
       refreshEvery: 1,
       checkpointEvery: 1,
+      replayCapacity: 3, // executed runs kept beyond the reference ones: the oldest drop out
       seed: 3,
     });
     const run = async (dir: string, resume = false, iterations = cfg.iterations) => {
@@ -51,6 +52,7 @@ describe('the trainer on AutoResearch (no AutoResearch code in src/trainer)', ()
     const m = metrics(join(tmp, 'straight'));
     expect(m).toHaveLength(2);
     expect(m[1]['refresh/count']).toBeGreaterThan(0);
+    expect(m.map((x) => x['refresh/transitions'])).toEqual([3, 3]);
     expect(m[1]['groups/wm']).toBeGreaterThan(0);
     expect(m[1]['steps/physics']).toBeGreaterThan(0);
     expect(metrics(join(tmp, 'resumed'))).toEqual(m);
