@@ -5,13 +5,14 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
-import { readInputFile, readInputJson } from '../core/input-file.ts';
+import { fsReason, readInputJson } from '../core/input-file.ts';
 import {
   CHECKPOINT_BIN,
   CHECKPOINT_JSON,
   type CommitOptions,
   commitCheckpoint,
   recoverFolder,
+  SequentialReader,
   sha256Hex,
 } from '../store/index.ts';
 import { ParamStore } from './params.ts';
@@ -71,14 +72,12 @@ export function saveTrainCheckpoint(dir: string, format: string, ck: TrainCheckp
   for (const n of trainable) arrays.push({ what: `AdamW v "${n}"`, data: ck.optimizer.v.get(n)! });
   for (const [key, s] of Object.entries(stores))
     if (key !== 'params') for (const n of s.names) arrays.push({ what: `${key} "${n}"`, data: s.get(n) });
-  const flat = new Float32Array(arrays.reduce((t, a) => t + a.data.length, 0));
-  let k = 0;
-  for (const a of arrays) {
+  // checkpoint.bin is the arrays one after another, written as they are (no joined copy)
+  const bin = arrays.map((a) => {
     refuseNonFinite(a.what, a.data);
-    flat.set(a.data, k);
-    k += a.data.length;
-  }
-  const bin = new Uint8Array(flat.buffer);
+    const f = a.data instanceof Float32Array ? a.data : Float32Array.from(a.data);
+    return new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
+  });
   const json = {
     format,
     step: ck.step,
@@ -104,11 +103,6 @@ export function loadTrainCheckpoint(dir: string, format: string): TrainCheckpoin
       `${jsonPath}: format: "${c.format}", expected "${format}" (a checkpoint of another kind or version)`,
     );
   if (!c.stores.params) throw new InputError(`${jsonPath}: stores.params: missing`);
-  const buf = readInputFile(binPath, 'checkpoint data');
-  if (sha256Hex(buf) !== c.binSha256)
-    throw new InputError(
-      `${binPath}: sha256 does not match binSha256 in ${jsonPath} (torn, edited or from another checkpoint)`,
-    );
   const shapes = new Map(c.stores.params.map((p) => [p.name, p.shape]));
   for (const n of c.trainable)
     if (!shapes.has(n)) throw new InputError(`${jsonPath}: trainable: "${n}" is not in stores.params`);
@@ -118,27 +112,44 @@ export function loadTrainCheckpoint(dir: string, format: string): TrainCheckpoin
     count(c.stores.params) +
     2 * c.trainable.reduce((s, n) => s + size(shapes.get(n)!), 0) +
     extraKeys.reduce((s, k) => s + count(c.stores[k]), 0);
-  if (buf.byteLength !== 4 * expected)
-    throw new InputError(`${binPath}: ${buf.byteLength} bytes, ${jsonPath} describes ${expected} float32 values`);
-  const flat = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-  let k = 0;
-  const take = (what: string, n: number) => {
-    const a = flat.slice(k, (k += n));
-    for (let i = 0; i < a.length; i++)
-      if (!Number.isFinite(a[i]))
-        throw new InputError(`${binPath}: ${what}[${i}] is ${a[i]} (a checkpoint must hold finite values)`);
-    return a;
-  };
-  const read = (key: string) => {
-    const s = new ParamStore('float32');
-    for (const p of c.stores[key]) s.add(p, take(`${key} "${p.name}"`, size(p.shape)));
-    return s;
-  };
-  const params = read('params');
-  const m = new Map<string, Float32Array>();
-  const v = new Map<string, Float32Array>();
-  for (const n of c.trainable) m.set(n, take(`AdamW m "${n}"`, size(shapes.get(n)!)));
-  for (const n of c.trainable) v.set(n, take(`AdamW v "${n}"`, size(shapes.get(n)!)));
-  const extra = Object.fromEntries(extraKeys.map((key) => [key, read(key)]));
-  return { step: c.step, run: c.run, info: c.info, params, optimizer: { step: c.adamStep, m, v }, extra };
+  // read array by array (a file of any size), hashed as it is read, verified before anything is returned
+  let bin: SequentialReader;
+  try {
+    bin = new SequentialReader(binPath);
+  } catch (err) {
+    throw new InputError(`${binPath}: cannot read checkpoint data: ${fsReason(err)}`);
+  }
+  try {
+    if (bin.size !== 4 * expected)
+      throw new InputError(`${binPath}: ${bin.size} bytes, ${jsonPath} describes ${expected} float32 values`);
+    const arrays: [string, Float32Array][] = [];
+    const take = (what: string, n: number) => {
+      const a = new Float32Array(n);
+      bin.read(new Uint8Array(a.buffer));
+      arrays.push([what, a]);
+      return a;
+    };
+    const read = (key: string) => {
+      const s = new ParamStore('float32');
+      for (const p of c.stores[key]) s.add(p, take(`${key} "${p.name}"`, size(p.shape)));
+      return s;
+    };
+    const params = read('params');
+    const m = new Map<string, Float32Array>();
+    const v = new Map<string, Float32Array>();
+    for (const n of c.trainable) m.set(n, take(`AdamW m "${n}"`, size(shapes.get(n)!)));
+    for (const n of c.trainable) v.set(n, take(`AdamW v "${n}"`, size(shapes.get(n)!)));
+    const extra = Object.fromEntries(extraKeys.map((key) => [key, read(key)]));
+    if (bin.sha256() !== c.binSha256)
+      throw new InputError(
+        `${binPath}: sha256 does not match binSha256 in ${jsonPath} (torn, edited or from another checkpoint)`,
+      );
+    for (const [what, a] of arrays)
+      for (let i = 0; i < a.length; i++)
+        if (!Number.isFinite(a[i]))
+          throw new InputError(`${binPath}: ${what}[${i}] is ${a[i]} (a checkpoint must hold finite values)`);
+    return { step: c.step, run: c.run, info: c.info, params, optimizer: { step: c.adamStep, m, v }, extra };
+  } finally {
+    bin.close();
+  }
 }

@@ -7,11 +7,13 @@ import { createHash } from 'node:crypto';
 import {
   closeSync,
   existsSync,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   writeSync,
@@ -21,9 +23,13 @@ import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { pidAlive } from './lock.ts';
 
+/** A part's bytes: text, bytes, or bytes in pieces (written one after another, never joined, so a
+ *  part may exceed what one buffer holds). */
+export type PartData = string | Uint8Array | readonly Uint8Array[];
+
 export interface Part {
   path: string;
-  data: string | Uint8Array;
+  data: PartData;
 }
 
 /** Called before every write boundary (0, 1, ...); a test throws SimulatedCrash at boundary k. */
@@ -50,12 +56,60 @@ const TEMP_RE = /^\..+\.(\d+)\.[0-9a-z]+\.tmp$/;
 const JOURNAL_SUFFIX = '.commit';
 let tempSeq = 0;
 
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+export function sha256Hex(data: PartData): string {
+  const hash = createHash('sha256');
+  if (typeof data === 'string') return hash.update(data).digest('hex');
+  for (const bytes of data instanceof Uint8Array ? [data] : data)
+    for (let off = 0; off < bytes.length; off += PIECE) hash.update(bytes.subarray(off, off + PIECE));
+  return hash.digest('hex');
+}
+
+/** Pieces of at most this many bytes: below Node's 2 GiB limit on one read or write. */
+const PIECE = 1 << 30;
+
+/** A file read front to back in pieces of any size, with the sha256 of what was read. */
+export class SequentialReader {
+  private readonly fd: number;
+  private position = 0;
+  private readonly hash = createHash('sha256');
+  readonly size: number;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'r');
+    this.size = fstatSync(this.fd).size;
+  }
+
+  /** Fills `into` with the next bytes (an InputError when the file ends first). */
+  read(into: Uint8Array): void {
+    for (let off = 0; off < into.length; ) {
+      const n = readSync(this.fd, into, off, Math.min(PIECE, into.length - off), this.position);
+      if (n === 0) throw new InputError(`${this.path}: ends at byte ${this.position}, expected more`);
+      this.hash.update(into.subarray(off, off + n));
+      off += n;
+      this.position += n;
+    }
+  }
+
+  /** The sha256 of the bytes read so far. */
+  sha256(): string {
+    return this.hash.digest('hex');
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
 }
 
 export function sha256File(path: string): string {
-  return sha256Hex(readFileSync(path));
+  const reader = new SequentialReader(path);
+  try {
+    const piece = new Uint8Array(Math.min(PIECE, reader.size));
+    for (let left = reader.size; left > 0; left -= piece.length)
+      reader.read(piece.subarray(0, Math.min(left, piece.length)));
+    return reader.sha256();
+  } finally {
+    reader.close();
+  }
 }
 
 export function journalPath(firstPart: string): string {
@@ -67,11 +121,12 @@ function tempPath(path: string): string {
 }
 
 /** Creates `path` (which must not exist), writes `data` and fsyncs it. */
-function writeSynced(path: string, data: string | Uint8Array): void {
+function writeSynced(path: string, data: PartData): void {
   const fd = openSync(path, 'wx');
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
+    const pieces = typeof data === 'string' ? [Buffer.from(data, 'utf8')] : data instanceof Uint8Array ? [data] : data;
+    for (const bytes of pieces)
+      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, Math.min(PIECE, bytes.length - off));
     fsyncSync(fd);
   } finally {
     closeSync(fd);

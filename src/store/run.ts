@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { dirname, join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import { canonicalJson, jsonLine } from '../core/spec.ts';
-import { type CommitOptions, commitFiles, recoverFolder } from './commit.ts';
+import { type CommitOptions, type PartData, commitFiles, recoverFolder } from './commit.ts';
 
 export const CHECKPOINT_JSON = 'checkpoint.json';
 export const CHECKPOINT_BIN = 'checkpoint.bin';
@@ -19,7 +19,7 @@ export function hasCheckpoint(dir: string): boolean {
 }
 
 /** Writes checkpoint.bin and checkpoint.json (which should name the .bin's sha256) as one commit. */
-export function commitCheckpoint(dir: string, bin: Uint8Array, json: unknown, commit?: CommitOptions): void {
+export function commitCheckpoint(dir: string, bin: PartData, json: unknown, commit?: CommitOptions): void {
   commitFiles(
     [
       { path: join(dir, CHECKPOINT_BIN), data: bin },
