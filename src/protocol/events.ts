@@ -1,7 +1,7 @@
 // socket.io event maps (noun:verb). Requests carry an ack callback that receives a Reply.
 import type { z } from 'zod';
-import type { EpisodeSummary, FrameBatch, Hello, MetricsRow, Replay, Reply, RunSummary } from './schemas.ts';
-import type { EpisodeRequestSchema, RunRequestSchema, SubscribeSchema } from './schemas.ts';
+import type { EpisodeSummary, FrameBatch, Hello, MetricsChunk, Replay, Reply, RunSummary } from './schemas.ts';
+import type { EpisodeRequestSchema, MetricsRequestSchema, RunRequestSchema, SubscribeSchema } from './schemas.ts';
 
 type Ack<T> = (reply: Reply<T>) => void;
 
@@ -16,7 +16,8 @@ export interface ClientToServerEvents {
   'run:list': (ack: Ack<RunSummary[]>) => void;
   'episode:list': (req: z.input<typeof RunRequestSchema>, ack: Ack<EpisodeSummary[]>) => void;
   'episode:replay': (req: z.input<typeof EpisodeRequestSchema>, ack: Ack<Replay>) => void;
-  'metrics:get': (req: z.input<typeof RunRequestSchema>, ack: Ack<MetricsRow[]>) => void;
+  /** One request in flight per client: another one before its answer is refused. */
+  'metrics:get': (req: z.input<typeof MetricsRequestSchema>, ack: Ack<MetricsChunk>) => void;
   'live:subscribe': (req: z.input<typeof SubscribeSchema>, ack: Ack<string[]>) => void;
   'live:unsubscribe': () => void;
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 
 /** Bumped on any incompatible change; the client sends it in the handshake. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 const finite = z.number().finite();
 const vec3 = z.tuple([finite, finite, finite]);
@@ -78,6 +78,24 @@ export const MetricsRowSchema = z.record(z.string(), z.union([finite, z.string()
 export type MetricsRow = z.infer<typeof MetricsRowSchema>;
 
 export const RunRequestSchema = z.object({ run: runId });
+
+/** Where a client's copy of a run's metrics.jsonl ends: the file (its identity) and the byte offset. */
+export const MetricsCursorSchema = z.object({ file: z.string().max(100), offset: z.number().int().min(0) });
+export type MetricsCursor = z.infer<typeof MetricsCursorSchema>;
+
+/** A run's metrics lines after `after` (from the start without it). */
+export const MetricsRequestSchema = RunRequestSchema.extend({ after: MetricsCursorSchema.optional() });
+
+/** The complete lines after the request's cursor (at most a few MiB: `more` says to ask again at
+ *  `next`); `restart`: the rows start at the file's first line (no cursor, or the file was rewritten, as a
+ *  resume does), so the client drops what it had. */
+export const MetricsChunkSchema = z.object({
+  rows: z.array(MetricsRowSchema),
+  next: MetricsCursorSchema,
+  restart: z.boolean(),
+  more: z.boolean(),
+});
+export type MetricsChunk = z.infer<typeof MetricsChunkSchema>;
 export const EpisodeRequestSchema = z.object({ run: runId, index: z.number().int().min(0) });
 export const SubscribeSchema = z.object({ stream: z.string().max(200).optional() });
 

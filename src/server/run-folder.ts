@@ -1,8 +1,16 @@
 // The run folders a server may read: ids are paths below one root, resolved so that nothing outside the
 // root is reachable (no "..", no absolute paths, no symlink that leads out). Node-only.
 import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import { type MetricsRow, MetricsRowSchema, type RunSummary, isRunId } from '../protocol/index.ts';
+import {
+  type MetricsChunk,
+  type MetricsCursor,
+  type MetricsRow,
+  MetricsRowSchema,
+  type RunSummary,
+  isRunId,
+} from '../protocol/index.ts';
 
 export const METRICS_FILE = 'metrics.jsonl';
 export const EPISODE_INDEX = 'index.json';
@@ -61,19 +69,49 @@ function isSymlink(path: string): boolean {
   return realpathSync(path) !== resolve(path);
 }
 
-/** metrics.jsonl rows that parse; a torn last line (a run being written) is skipped. */
-export function readMetrics(dir: string): MetricsRow[] {
+/** Bytes read per metrics answer at most (more than one line's worth). */
+const METRICS_CHUNK = 4 << 20;
+
+/** metrics.jsonl's complete lines after `after` that parse (rows a reader does not know are skipped; a
+ *  line still being appended waits for the next request), read without blocking and at most
+ *  METRICS_CHUNK bytes at a time. The file is known by its inode: a rewritten or shorter file restarts. */
+export async function readMetricsAfter(dir: string, after?: MetricsCursor): Promise<MetricsChunk> {
   const path = join(dir, METRICS_FILE);
-  if (!existsSync(path)) return [];
-  const rows: MetricsRow[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const row = MetricsRowSchema.safeParse(JSON.parse(line));
-      if (row.success) rows.push(row.data);
-    } catch {
-      // a line still being appended
-    }
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return { rows: [], next: { file: '', offset: 0 }, restart: true, more: false };
   }
-  return rows;
+  try {
+    const { ino, size } = await handle.stat();
+    const file = String(ino);
+    const restart = !after || after.file !== file || after.offset > size;
+    const start = restart ? 0 : after.offset;
+    let bytes = Buffer.alloc(0);
+    let end = -1; // the last newline read
+    for (let want = METRICS_CHUNK; end < 0 && start + bytes.length < size; want *= 2) {
+      const next = Buffer.alloc(Math.min(want, size - start));
+      const { bytesRead } = await handle.read(next, 0, next.length, start);
+      bytes = next.subarray(0, bytesRead);
+      end = bytes.lastIndexOf(0x0a);
+      if (bytesRead < next.length) break;
+    }
+    const rows: MetricsRow[] = [];
+    for (const line of bytes
+      .subarray(0, end + 1)
+      .toString('utf8')
+      .split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const row = MetricsRowSchema.safeParse(JSON.parse(line));
+        if (row.success) rows.push(row.data);
+      } catch {
+        // not JSON: skipped
+      }
+    }
+    return { rows, next: { file, offset: start + end + 1 }, restart, more: start + bytes.length < size };
+  } finally {
+    await handle.close();
+  }
 }

@@ -12,13 +12,14 @@ import {
   HandshakeSchema,
   PROTOCOL_VERSION,
   type Reply,
+  MetricsRequestSchema,
   RunRequestSchema,
   type ServerToClientEvents,
   SubscribeSchema,
 } from '../protocol/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { LiveHub } from './live.ts';
-import { listRuns, PathRefused, readMetrics, resolveRun } from './run-folder.ts';
+import { listRuns, PathRefused, readMetricsAfter, resolveRun } from './run-folder.ts';
 import { episodeSummaries, replayEpisode, type ReplaySources } from './replay.ts';
 import { type Mount, serveStatic } from './static.ts';
 
@@ -133,7 +134,16 @@ function onConnection(socket: IoSocket, o: ServerOptions, hub: LiveHub): void {
   handle(socket, 'run:list', null, () => listRuns(o.runRoot, o.liveRun));
   handle(socket, 'episode:list', RunRequestSchema, (r) => episodeSummaries(run(r.run), o.replay.contract));
   handle(socket, 'episode:replay', EpisodeRequestSchema, (r) => replayEpisode(o.replay, r.run, run(r.run), r.index));
-  handle(socket, 'metrics:get', RunRequestSchema, (r) => readMetrics(run(r.run)));
+  let metricsInFlight = false; // a client that asks faster than it is answered gets refusals, not a queue
+  handle(socket, 'metrics:get', MetricsRequestSchema, async (r) => {
+    if (metricsInFlight) throw new Error('the previous request is still being answered');
+    metricsInFlight = true;
+    try {
+      return await readMetricsAfter(run(r.run), r.after);
+    } finally {
+      metricsInFlight = false;
+    }
+  });
   handle(socket, 'live:subscribe', SubscribeSchema, (r) => {
     hub.subscribe(client, r.stream);
     return hub.streams;

@@ -1,3 +1,4 @@
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { io as connect, type Socket } from 'socket.io-client';
@@ -8,7 +9,7 @@ import { createTabletopEnv, fixedCameras, tabletopSpec } from '../../src/physics
 import {
   EpisodeSummarySchema,
   FrameSchema,
-  MetricsRowSchema,
+  MetricsChunkSchema,
   PROTOCOL_VERSION,
   ReplaySchema,
   RunSummarySchema,
@@ -106,14 +107,56 @@ describe('viewer server', () => {
     expect(physics[0].bodies.map((b) => b.name)).toContain('finger_left');
     expect(worldModel!.length).toBeGreaterThan(1);
     expect(divergence!.tcp_m[0]).toBeLessThan(1e-3); // both start from the recorded state
-    const metrics = await ask(s, 'metrics:get', z.array(MetricsRowSchema), { run: 'train-a' });
-    expect(metrics.ok && metrics.data.map((r) => r.iteration)).toEqual([1, 2]); // the torn line is skipped
+    const metrics = await ask(s, 'metrics:get', MetricsChunkSchema, { run: 'train-a' });
+    expect(metrics.ok && metrics.data.rows.map((r) => r.iteration)).toEqual([1, 2]); // the line being written waits
+  });
+
+  it('metrics reach a client incrementally: the lines after its cursor, all again when the file is rewritten', async () => {
+    const s = await client();
+    const dir = join(root, 'growing');
+    mkdirSync(dir);
+    const path = join(dir, 'metrics.jsonl');
+    writeFileSync(path, '{"iteration":1}\n{"iteration":2}\n{"iterat');
+    const get = async (after?: unknown) => {
+      const r = await ask(s, 'metrics:get', MetricsChunkSchema, { run: 'growing', after });
+      if (!r.ok) throw new Error(r.error);
+      return r.data;
+    };
+    const first = await get();
+    expect([first.rows.map((r) => r.iteration), first.restart, first.more]).toEqual([[1, 2], true, false]);
+    appendFileSync(path, 'ion":3}\n{"iteration":4}\n');
+    const second = await get(first.next);
+    expect([second.rows.map((r) => r.iteration), second.restart]).toEqual([[3, 4], false]);
+    expect(await get(second.next)).toMatchObject({ rows: [], restart: false, next: second.next });
+    // a resume rewrites the file (a new inode): the client is told to start again
+    writeFileSync(`${path}.new`, '{"iteration":1}\n');
+    renameSync(`${path}.new`, path);
+    const third = await get(second.next);
+    expect([third.rows.map((r) => r.iteration), third.restart]).toEqual([[1], true]);
+    expect(
+      (await ask(s, 'metrics:get', MetricsChunkSchema, { run: 'growing', after: { file: 'x', offset: -1 } })).ok,
+    ).toBe(false);
+  });
+
+  it('a client cannot pile up metrics requests: one is answered at a time, the others are refused at once', async () => {
+    const s = await client();
+    const dir = join(root, 'long');
+    mkdirSync(dir);
+    const line = `${JSON.stringify({ iteration: 1, note: 'x'.repeat(1000) })}\n`;
+    writeFileSync(join(dir, 'metrics.jsonl'), line.repeat(20_000)); // 20 MB: several answers of 4 MiB
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () => ask(s, 'metrics:get', MetricsChunkSchema, { run: 'long' })),
+    );
+    expect(replies.filter((r) => r.ok)).toHaveLength(1);
+    for (const r of replies.filter((r) => !r.ok)) expect(r.ok || r.error).toMatch(/still being answered/);
+    const ok = replies.find((r) => r.ok);
+    expect(ok?.ok && [ok.data.more, ok.data.rows.length < 20_000]).toEqual([true, true]);
   });
 
   it('refuses paths outside the run folder and the static folders', async () => {
     const s = await client();
     for (const run of ['..', '../secret', '/etc', 'link-out', 'rollouts/../../secret', 'missing']) {
-      const r = await ask(s, 'metrics:get', z.array(MetricsRowSchema), { run });
+      const r = await ask(s, 'metrics:get', MetricsChunkSchema, { run });
       expect(r.ok, run).toBe(false);
     }
     const base = server.url.replace(/\/$/, '');

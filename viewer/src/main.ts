@@ -4,7 +4,9 @@ import { z } from 'zod';
 import {
   EpisodeSummarySchema,
   type Frame,
-  MetricsRowSchema,
+  MetricsChunkSchema,
+  type MetricsCursor,
+  type MetricsRow,
   ReplaySchema,
   RunSummarySchema,
 } from '../../src/protocol/index.ts';
@@ -166,7 +168,7 @@ async function openRun(id: string): Promise<void> {
   try {
     const [episodes, metrics] = await Promise.all([
       request(socket, 'episode:list', z.array(EpisodeSummarySchema), { run: id }).catch(() => []),
-      request(socket, 'metrics:get', z.array(MetricsRowSchema), { run: id }),
+      metricsOf(id),
     ]);
     viewerState.episodes = episodes.length;
     if (metrics.length) drawCurves(metrics, id); // a run without metrics keeps the curves shown
@@ -203,11 +205,42 @@ async function openEpisode(run: string, index: number): Promise<void> {
   player.play();
 }
 
-async function refreshLiveMetrics(): Promise<void> {
-  if (!liveRun) return;
-  drawCurves(await request(socket, 'metrics:get', z.array(MetricsRowSchema), { run: liveRun }), liveRun);
+/** Each run's metrics rows so far and where they end in its metrics.jsonl: a request brings only the
+ *  lines after that (the whole file again only when it was rewritten, as a resume does). */
+const metricsSeen = new Map<string, { rows: MetricsRow[]; next?: MetricsCursor }>();
+/** One metrics request at a time (the server answers one per client): each call waits for the last. */
+let metricsQueue: Promise<unknown> = Promise.resolve();
+function metricsOf(run: string): Promise<MetricsRow[]> {
+  const next = metricsQueue.then(() => fetchMetrics(run));
+  metricsQueue = next.catch(() => undefined);
+  return next;
 }
-setInterval(() => void (tab === 'live' && refreshLiveMetrics()), 5000);
+async function fetchMetrics(run: string): Promise<MetricsRow[]> {
+  const seen = metricsSeen.get(run) ?? { rows: [] };
+  for (let more = true; more; ) {
+    const chunk = await request(socket, 'metrics:get', MetricsChunkSchema, { run, after: seen.next });
+    if (chunk.restart) seen.rows = [];
+    seen.rows.push(...chunk.rows);
+    seen.next = chunk.next;
+    more = chunk.more;
+  }
+  metricsSeen.set(run, seen);
+  return seen.rows;
+}
+
+async function refreshLiveMetrics(): Promise<void> {
+  try {
+    if (liveRun) drawCurves(await metricsOf(liveRun), liveRun);
+  } catch (err) {
+    status((err as Error).message);
+  }
+}
+/** The live run's curves every 5 s while the Live tab shows, the next poll only after this one's answer. */
+async function pollLiveMetrics(): Promise<void> {
+  if (tab === 'live') await refreshLiveMetrics();
+  setTimeout(() => void pollLiveMetrics(), 5000);
+}
+void pollLiveMetrics();
 
 for (const b of document.querySelectorAll<HTMLButtonElement>('.tab')) b.onclick = () => setTab(b.dataset.tab as Tab);
 $<HTMLSelectElement>('runs').onchange = (e) => void openRun((e.target as HTMLSelectElement).value);
