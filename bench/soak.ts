@@ -6,7 +6,8 @@
 // the run folder, so a killed soak resumes (the same command) and keeps its history; the figures are
 // the samples when the replay first filled and at the end, their growth per 1,000 iterations (least
 // squares over the samples since the fill, in this process: a resumed process starts its own RSS) and a
-// projection to 10,000 iterations. `--capacity 0` keeps every transition (the unbounded replay).
+// projection to 10,000 iterations. `--capacity 0` keeps every transition (the unbounded replay, whose
+// growth is fitted from iteration 50 on).
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -115,11 +116,12 @@ await train(
 await worldModel.close();
 
 const samples = readSamples();
-const fill = samples.find((s) => s.full);
 const end = samples.at(-1)!;
-emit({ figure: 'fill', ...fill });
+// the growth window: from the replay's first fill (an unbounded one: from iteration 50, after start-up)
+const fill = capacity ? samples.find((s) => s.full) : samples.find((s) => s.iteration >= 50);
+if (capacity) emit({ figure: 'fill', ...fill });
 emit({ figure: 'end', ...end });
-const since = samples.filter((s) => s.full && s.pid === end.pid && s.iteration >= (fill?.iteration ?? Infinity));
+const since = samples.filter((s) => fill && s.pid === end.pid && s.iteration >= fill.iteration);
 if (since.length >= 3) {
   const per1000 = (key: 'rss_mb' | 'folder_mb' | 'save_s') => 1000 * slope(since.map((s) => [s.iteration, s[key]]));
   const first = since[0];
@@ -129,19 +131,21 @@ if (since.length >= 3) {
       figure: `${key.replace(/_.*/, '')}_growth_per_1000_iterations`,
       value: round(g, 4),
       unit: key.endsWith('_s') ? 's' : 'MB',
-      percent_of_fill: round((100 * g) / first[key], 2),
+      percent_of_first: round((100 * g) / first[key], 2),
       samples: since.length,
       from: first.iteration,
       to: end.iteration,
     });
   }
-  const at10k = (key: 'rss_mb' | 'folder_mb') => round(end[key] + ((10_000 - end.iteration) * per1000(key)) / 1000, 1);
+  // growth below zero (garbage-collector noise) projects as none
+  const at10k = (key: 'rss_mb' | 'folder_mb') =>
+    round(end[key] + ((10_000 - end.iteration) * Math.max(0, per1000(key))) / 1000, 1);
   emit({
     figure: 'projected_at_10000_iterations',
     peak_rss_mb: Math.max(end.peak_rss_mb, at10k('rss_mb')),
     folder_mb: at10k('folder_mb'),
   });
-} else emit({ figure: 'growth', error: 'fewer than 3 samples with the replay full: raise --iterations' });
+} else emit({ figure: 'growth', error: 'fewer than 3 samples in the growth window: raise --iterations' });
 
 function readSamples(): Sample[] {
   const lines = readFileSync(samplesPath, 'utf8')

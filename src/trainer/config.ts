@@ -89,7 +89,7 @@ export const TrainConfigSchema = z
       .number()
       .int()
       .min(0)
-      .default(32768)
+      .default(131072)
       .describe('anchor transitions kept for the refresh, oldest out first, a fifth for validation (0: all)'),
     samplesPerRollout: z
       .number()
