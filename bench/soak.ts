@@ -84,7 +84,6 @@ const folderBytes = () =>
   readdirSync(out)
     .filter((f) => f !== 'metrics.jsonl' && f !== 'soak.jsonl')
     .reduce((n, f) => n + statSync(join(out, f)).size, 0);
-const trainCapacity = capacity ? capacity - Math.min(4096, Math.round(capacity / 5)) : Number.POSITIVE_INFINITY;
 
 emit({ figure: 'setup', iterations, capacity, seed, out, resumed: resume, tasks: tasks.length });
 await train(
@@ -108,7 +107,7 @@ await train(
         folder_mb: mb(folderBytes()),
         save_s: round(seconds, 4),
         transitions,
-        full: transitions >= trainCapacity,
+        full: transitions >= worldModel.trainCapacity,
       });
     },
   },

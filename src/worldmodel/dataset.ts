@@ -59,7 +59,7 @@ export class TransitionSet {
     readonly coder: ActionCoder,
     private ring = Number.POSITIVE_INFINITY,
   ) {
-    if (!(ring >= 1)) throw new RangeError(`TransitionSet: capacity ${ring}, expected at least 1`);
+    checkCapacity(ring);
   }
 
   get capacity(): number {
@@ -68,7 +68,7 @@ export class TransitionSet {
 
   /** A new capacity: the newest rows that fit are kept, oldest first (rows then restart at 0). */
   resize(capacity: number): void {
-    if (!(capacity >= 1)) throw new RangeError(`TransitionSet: capacity ${capacity}, expected at least 1`);
+    checkCapacity(capacity);
     const { featureDim: F, stateDim: S } = this.layout;
     const A = this.coder.dim;
     const keep = Math.min(this.count, capacity);
@@ -152,6 +152,10 @@ export class TransitionSet {
     }
     this.count = total;
   }
+}
+
+function checkCapacity(capacity: number): void {
+  if (!(capacity >= 1)) throw new RangeError(`TransitionSet: capacity ${capacity}, expected at least 1`);
 }
 
 /** Mean and std of each column of a row-major [n, width] array; std is at least `floor`, and constant

@@ -126,8 +126,12 @@ export class OnlineWorldModel {
     return new WorldModelEnv({ scene, spec, numEnvs, dynamics: this.dynamics, ownsDynamics: false });
   }
 
+  /** Training transitions in the replay, and how many it keeps at most. */
   get transitions(): number {
     return this.trainer.train.count;
+  }
+  get trainCapacity(): number {
+    return this.trainer.train.capacity;
   }
 
   /** Warm-started training on the buffer for `steps` steps, then the shared dynamics are re-baked with
