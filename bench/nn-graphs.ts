@@ -1,7 +1,7 @@
 // The networks bench/nn.ts measures: the VLA policy (with a PPO-style loss) and the world model, their
 // random feeds, a FLOP count of a graph, and a train step of each on ORT.
 import { Rng } from '../src/core/rng.ts';
-import { Graph } from '../src/nn/ir.ts';
+import { Graph, type Node } from '../src/nn/ir.ts';
 import * as o from '../src/nn/ops.ts';
 import { addAdamW } from '../src/nn/optim.ts';
 import { ParamStore } from '../src/nn/params.ts';
@@ -101,10 +101,25 @@ export function policyFeeds(batch: number, train: boolean, rng: Rng): Feeds {
   return f;
 }
 
-/** Conv / ConvTranspose / MatMul FLOPs of a graph (2 per multiply-add; elementwise ops not counted). */
-export function countFlops(g: Graph): number {
+/** The nodes an output depends on: what the runtime runs (it drops the rest, for example the image
+ *  gradient that the Conv rule builds and nothing reads). */
+function liveNodes(g: Graph): Node[] {
+  const live = new Set<Node>();
+  const stack = g.outputs.map((o) => o.tensor);
+  while (stack.length) {
+    const t = stack.pop()!;
+    if (t.source.kind !== 'node' || live.has(t.source.node)) continue;
+    live.add(t.source.node);
+    stack.push(...t.source.node.inputs);
+  }
+  return g.nodes.filter((n) => live.has(n));
+}
+
+/** Conv / ConvTranspose / MatMul FLOPs of the nodes a graph runs (2 per multiply-add; elementwise ops
+ *  not counted). */
+export function countFlops(g: Graph, nodes: readonly Node[] = liveNodes(g)): number {
   let flops = 0;
-  for (const n of g.nodes) {
+  for (const n of nodes) {
     const out = n.outputs[0].shape;
     if (n.op === 'MatMul') flops += 2 * out.reduce((a, b) => a * b, 1) * n.inputs[0].shape[n.inputs[0].rank - 1];
     else if (n.op === 'Conv')
@@ -118,6 +133,8 @@ export function countFlops(g: Graph): number {
 export interface Trainer {
   step: () => Promise<unknown>;
   flops: number;
+  /** The count over every node built, run or not (what earlier versions of this bench reported). */
+  flopsAllNodes: number;
   params: number;
   close: () => Promise<void>;
 }
@@ -130,7 +147,13 @@ export async function policyTrainer(batch: number, threads: number): Promise<Tra
   addAdamW(g, loss, {}, metrics);
   const ts = await TrainSession.create(build, params, { threads, optimizer: { maxGradNorm: 0.5 } });
   const feeds = policyFeeds(batch, true, new Rng(batch));
-  return { step: () => ts.step(feeds, 1e-5), flops: countFlops(g), params: params.size, close: () => ts.close() };
+  return {
+    step: () => ts.step(feeds, 1e-5),
+    flops: countFlops(g),
+    flopsAllNodes: countFlops(g, g.nodes),
+    params: params.size,
+    close: () => ts.close(),
+  };
 }
 
 export async function worldModelTrainer(batch: number, threads: number): Promise<Trainer> {
@@ -147,7 +170,13 @@ export async function worldModelTrainer(batch: number, threads: number): Promise
       shape,
     );
   const feeds = { state: rand([5, batch, 46]), action: rand([5, batch, 5]), target: rand([5, batch, 46]) };
-  return { step: () => ts.step(feeds, 1e-4), flops: countFlops(g), params: params.size, close: () => ts.close() };
+  return {
+    step: () => ts.step(feeds, 1e-4),
+    flops: countFlops(g),
+    flopsAllNodes: countFlops(g, g.nodes),
+    params: params.size,
+    close: () => ts.close(),
+  };
 }
 
 /** The same policy for bench/nn-tfjs.ts (tfjsPolicyStep, with the batch added). */

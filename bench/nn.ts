@@ -2,7 +2,7 @@
 // VLA policy and the world model, achieved GFLOP/s against this machine's fp32 peak, the same
 // networks in tfjs-wasm for the speed ratio, the AutoResearch agent's act (12 autoregressive slots),
 // and how loaded the (shared) machine was. The networks, their feeds and train steps: bench/nn-graphs.ts.
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { Rng } from '../src/core/rng.ts';
 import { Graph } from '../src/nn/ir.ts';
@@ -28,6 +28,7 @@ import { initTfjsWasm, tfjsPolicyStep, tfjsWorldModelStep } from './nn-tfjs.ts';
 import { AutoResearchEnv, loadTask } from '../src/autoresearch/index.ts';
 import { TRAIN_RESEARCH_TASKS, agentConfig } from '../src/experiment/research.ts';
 import { PolicySampler } from '../src/policy/sampler.ts';
+import { machine } from './machine.ts';
 import { timeAsync } from './timing.ts';
 
 const quick = process.argv.includes('--quick');
@@ -36,29 +37,7 @@ const emit = (o: Record<string, unknown>): void => console.log(JSON.stringify(o)
 const round = (x: number, d = 2): number => Math.round(x * 10 ** d) / 10 ** d;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-// ---- machine and load -------------------------------------------------------------------------
-function machine() {
-  const info = readFileSync('/proc/cpuinfo', 'utf8');
-  const mhz = Number(/cpu MHz\s*:\s*([\d.]+)/.exec(info)?.[1] ?? cpus()[0].speed);
-  const flags = /flags\s*:\s*(.*)/.exec(info)?.[1].split(' ') ?? [];
-  const lanes = flags.includes('avx512f') ? 16 : flags.includes('avx2') ? 8 : 4;
-  const fmaPipes = 2;
-  const flopsPerCycle = lanes * 2 * (flags.includes('fma') || lanes === 16 ? fmaPipes : 1);
-  const cores = cpus().length;
-  const peak = (cores * mhz * flopsPerCycle) / 1000;
-  return {
-    cores,
-    mhz,
-    flopsPerCycle,
-    peakGflops: peak,
-    model: cpus()[0].model,
-    basis:
-      `${cores} cores x ${(mhz / 1000).toFixed(3)} GHz x ${flopsPerCycle} fp32 FLOP/cycle ` +
-      `(${lanes}-lane ${lanes === 16 ? 'AVX-512' : 'AVX2'} FMA x ${fmaPipes} pipes x 2); ` +
-      'nominal clock from /proc/cpuinfo',
-  };
-}
-
+// ---- machine load -----------------------------------------------------------------------------
 function procStat(): { busy: number; total: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   const idle = f[3] + f[4];
@@ -212,6 +191,8 @@ for (const threads of [1, 2]) {
       samplesPerSec: round((1000 * batch) / t.ms, 0),
       iters: t.iters,
       ...perf(tr.flops, t.ms, threads),
+      gflopPerStep: round(tr.flops / 1e9, 3),
+      gflopPerStepAllNodes: round(tr.flopsAllNodes / 1e9, 3),
       params: tr.params,
     });
   }
@@ -220,7 +201,7 @@ for (const threads of [1, 2]) {
   const fwd = await ForwardSession.create(vlaForwardBuilder(POLICY), ParamStore.init(gp.params, 1), { threads });
   for (const batch of [1, 64, 512]) {
     const gb = new Graph();
-    vlaForwardBuilder(POLICY, batch)(gb);
+    for (const [k, t] of Object.entries(vlaForwardBuilder(POLICY, batch)(gb))) gb.output(k, t);
     const feeds = policyFeeds(batch, false, new Rng(7));
     const t = await timeIt(() => fwd.run(feeds));
     emit({

@@ -1,0 +1,150 @@
+// npm run bench:peer [-- --quick] [-- --rounds N] — the policy train step (batch 256, bench/nn-graphs.ts)
+// on wmrl's engine and on PyTorch CPU eager (bench/peer.py: the same layers, loss, clip and AdamW),
+// alternated round by round at 1 and 2 threads so machine load hits both alike. One JSON object per
+// line: each engine's median ms per step, GFLOP/s and share of the machine's nominal fp32 peak (FLOPs
+// counted over the ops our train graph runs, the same work for both), and the ratios. PyTorch runs
+// with glibc's allocator tuned (mmap/trim thresholds raised: the fair setting; stock it is page-fault
+// bound) and stock, channels-last too. torch is not a dependency: without python3 + torch the bench
+// says so and exits 0.
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { POLICY_SPEC, policyTrainer } from './nn-graphs.ts';
+import { machine } from './machine.ts';
+import { emit, round } from './timing.ts';
+
+const BATCH = 256;
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+if (args.includes('--help')) {
+  console.log('usage: npm run bench:peer [-- --quick] [-- --rounds N]\n\n' + 'see the header of bench/peer.ts');
+  process.exit(0);
+}
+const roundsAt = args.indexOf('--rounds');
+const rounds = roundsAt >= 0 ? Number(args[roundsAt + 1]) : quick ? 2 : 5;
+if (!Number.isInteger(rounds) || rounds < 1) {
+  console.error(`bench:peer: --rounds must be a positive integer, got ${args[roundsAt + 1]}`);
+  process.exit(2);
+}
+const stepsPerTiming = quick ? 3 : 5;
+
+const probe = spawnSync('python3', ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
+if (probe.status !== 0) {
+  emit({
+    figure: 'peer_missing',
+    note:
+      'python3 with torch not found, so there is no peer to measure; `pip install torch` (the CPU wheel) ' +
+      'gives one. torch is not a dependency of wmrl.',
+    error: (probe.error?.message ?? probe.stderr).trim().split('\n').at(-1),
+  });
+  process.exit(0);
+}
+
+/** A PyTorch process answering one JSON line per request (bench/peer.py). */
+class Peer {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly lines: AsyncIterator<string>;
+  constructor(
+    readonly name: string,
+    env: Record<string, string>,
+  ) {
+    const script = fileURLToPath(new URL('./peer.py', import.meta.url));
+    this.child = spawn('python3', [script], { env: { ...process.env, ...env } });
+    this.child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
+    this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
+  }
+  async ask(req: object): Promise<Record<string, number | string>> {
+    this.child.stdin.write(`${JSON.stringify(req)}\n`);
+    const { value, done } = await this.lines.next();
+    if (done) throw new Error(`bench:peer: ${this.name} exited (see its stderr above)`);
+    return JSON.parse(value);
+  }
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+const TUNED = { MALLOC_MMAP_THRESHOLD_: String(32 << 20), MALLOC_TRIM_THRESHOLD_: String(1 << 30) };
+const variants = [
+  { name: 'pytorch_tuned', env: TUNED, channelsLast: false },
+  { name: 'pytorch_tuned_channels_last', env: TUNED, channelsLast: true },
+  { name: 'pytorch_stock', env: {}, channelsLast: false },
+];
+const peers = variants.map((v) => new Peer(v.name, v.env));
+const M = machine();
+const trainers = { 1: await policyTrainer(BATCH, 1), 2: await policyTrainer(BATCH, 2) };
+const flops = trainers[1].flops;
+for (const [k, p] of peers.entries()) {
+  const r = await p.ask({ spec: { ...POLICY_SPEC, batch: BATCH, channelsLast: variants[k].channelsLast } });
+  if (k === 0) emit({ figure: 'peer_setup', torch: r.torch, paramsTorch: r.params, paramsOurs: trainers[1].params });
+}
+emit({ figure: 'machine', model: M.model, cores: M.cores, peakGflopsFp32: round(M.peakGflops, 1), basis: M.basis });
+
+const times = new Map<string, number[]>();
+const record = (engine: string, threads: number, ms: number): void => {
+  const key = `${engine}@${threads}`;
+  times.set(key, [...(times.get(key) ?? []), ms]);
+};
+for (let r = 0; r < rounds; r++) {
+  process.stderr.write(`bench:peer round ${r + 1}/${rounds}\n`);
+  for (const threads of [1, 2] as const) {
+    const t = trainers[threads];
+    await t.step();
+    const ms: number[] = [];
+    for (let s = 0; s < stepsPerTiming; s++) {
+      const t0 = performance.now();
+      await t.step();
+      ms.push(performance.now() - t0);
+    }
+    record('wmrl_ort', threads, median(ms));
+    for (const p of peers) record(p.name, threads, Number((await p.ask({ threads, steps: stepsPerTiming })).ms));
+  }
+}
+for (const p of peers) p.close();
+for (const t of Object.values(trainers)) await t.close();
+
+function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+}
+const ms = (engine: string, threads: number): number => median(times.get(`${engine}@${threads}`)!);
+for (const [key, xs] of times) {
+  const [engine, threads] = key.split('@');
+  const m = median(xs);
+  const gflops = flops / m / 1e6;
+  emit({
+    figure: 'peer_train_step',
+    engine,
+    batch: BATCH,
+    threads: Number(threads),
+    ms: round(m, 1),
+    msPerRound: xs.map((x) => round(x, 1)),
+    gflopPerStep: round(flops / 1e9, 3),
+    gflops: round(gflops, 1),
+    pctOfNominalMachinePeak: round((100 * gflops) / M.peakGflops, 1),
+  });
+}
+for (const threads of [1, 2]) {
+  const ours = ms('wmrl_ort', threads);
+  for (const v of variants)
+    emit({
+      figure: 'peer_ratio',
+      threads,
+      peer: v.name,
+      oursMs: round(ours, 1),
+      peerMs: round(ms(v.name, threads), 1),
+      peerOverOurs: round(ms(v.name, threads) / ours, 2),
+      note: 'above 1: ours is faster',
+    });
+}
+const scaling = (engine: string) => round(ms(engine, 1) / ms(engine, 2), 2);
+const best = (threads: number) => Math.min(...variants.map((v) => ms(v.name, threads)));
+emit({
+  figure: 'targets',
+  fasterThanPytorch1Thread: ms('wmrl_ort', 1) < best(1),
+  fasterThanPytorch2Threads: ms('wmrl_ort', 2) < best(2),
+  pctOfMachinePeak2Threads: round((100 * flops) / ms('wmrl_ort', 2) / 1e6 / M.peakGflops, 1),
+  pctTarget: 40,
+  twoThreadSpeedupOurs: scaling('wmrl_ort'),
+  twoThreadSpeedupPytorchTuned: scaling('pytorch_tuned'),
+  speedupTarget: 1.6,
+});
