@@ -1,7 +1,9 @@
 // npm run bench:env [-- --quick] — one JSON object per line: raw Rapier world.step() cost, physics-only
 // control steps/s, render-only frames/s, full env steps/s (1 and 16 worlds, rendering included), and
-// snapshot take/restore microseconds, each with its ratio to the raw world.step() cost of the same run.
+// snapshot take/restore microseconds, each with its ratio to the raw world.step() cost of the same run;
+// and full env steps/s with one and two worker threads stepping envs at once (bench/env-worker.ts).
 import { loadavg } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { createTabletopEnv } from '../src/physics/index.ts';
 import { createRenderer } from '../src/render/index.ts';
 import { loadSceneFile, DEFAULT_SCENE_PATH } from '../src/scene/load-file.ts';
@@ -60,6 +62,33 @@ for (const worlds of [1, 16]) {
     includes: 'physics, 64x64 render, proprio, verifier, resets',
   });
   env.close();
+}
+
+// Both cores: each thread steps its own 16-world env (as rollout helper threads do) for the same time
+for (const threads of [1, 2]) {
+  const code =
+    "import('tsx/esm/api').then((m) => { m.register(); return import(require('node:worker_threads').workerData.entry); })";
+  const entry = new URL('./env-worker.ts', import.meta.url).href;
+  const ms = quick ? 1500 : 5000;
+  const workers = Array.from(
+    { length: threads },
+    (_, k) => new Worker(code, { eval: true, workerData: { entry, worlds: 16, ms, seed: k, task: TASK } }),
+  );
+  const next = (w: Worker) =>
+    new Promise<unknown>((resolve, reject) => w.once('message', resolve).once('error', reject));
+  await Promise.all(workers.map(next));
+  const counts = workers.map(next);
+  for (const w of workers) w.postMessage('go');
+  const steps = (await Promise.all(counts)).reduce<number>((a, b) => a + Number(b), 0);
+  await Promise.all(workers.map((w) => w.terminate()));
+  emit({
+    figure: 'full_env_steps_per_s_threads',
+    threads,
+    worlds_per_thread: 16,
+    env_steps_per_s: round((1000 * steps) / ms, 1),
+    target: threads === 2 ? 3000 : undefined,
+    includes: 'physics, 64x64 render, proprio, verifier, resets; one env per worker thread',
+  });
 }
 
 const snapEnv = await createTabletopEnv({ scene, taskId: TASK, numEnvs: 1 });

@@ -65,7 +65,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   const evalS = elapsed();
   const trainBudgetS = Math.max(0, 60 * o.minutes - 2.5 * evalS);
   const model = await loadPolicy(o.policy);
-  const { tasks, worldModel } = await tabletopTrainSetup(o.scene, o.tasks, {
+  const { tasks, worldModel, split } = await tabletopTrainSetup(o.scene, o.tasks, {
     mode: o.cfg.mode,
     worldModel: o.worldModel,
     seed: o.cfg.seed,
@@ -82,7 +82,12 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   let done = 0;
   try {
     const r = await train(
-      { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } },
+      {
+        tasks,
+        worldModel,
+        split,
+        policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash },
+      },
       o.cfg,
       o.out,
       {

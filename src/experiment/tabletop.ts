@@ -7,7 +7,8 @@ import { createTabletopEnv, expertStart, fixedCameras, tabletopSpec } from '../p
 import type { Scene } from '../scene/index.ts';
 import { sampleTask, sceneDifficulty, splitSeed, splitSize, tabletopInstructions } from '../task/index.ts';
 import { type PolicyResult, runEval } from '../eval/index.ts';
-import type { Mode, TrainTask } from '../trainer/index.ts';
+import type { Mode, TrainSetup, TrainTask } from '../trainer/index.ts';
+import { SplitTransport } from '../transport/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
 
 /** `live`: env 0 of every env the trainer makes streams to viewers (results are unchanged). */
@@ -15,7 +16,7 @@ export async function tabletopTrainSetup(
   scene: Scene,
   taskIds: readonly string[],
   o: { mode: Mode; worldModel: string; seed: number; live?: FrameSink },
-): Promise<{ tasks: TrainTask[]; worldModel?: OnlineWorldModel }> {
+): Promise<Pick<TrainSetup, 'tasks' | 'split'> & { worldModel?: OnlineWorldModel }> {
   const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
   if (o.mode !== 'real' && !existsSync(o.worldModel))
     throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
@@ -39,8 +40,11 @@ export async function tabletopTrainSetup(
       remote: { family: 'tabletop', task: taskId, scene },
     }),
   );
-  return { tasks, worldModel };
+  return { tasks, worldModel, split: (local, helpers) => SplitTransport.open(local, HELPER_ENTRY, helpers) };
 }
+
+/** The entry of a rollout helper thread (TypeScript loaded through tsx). */
+const HELPER_ENTRY = new URL('../../bin/rollout-helper.mjs', import.meta.url);
 
 const shortName = (env: Env) => env.spec.id.replace(/^tabletop\//, '');
 

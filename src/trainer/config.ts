@@ -130,6 +130,13 @@ export const TrainConfigSchema = z
       .default(10)
       .describe('iterations between checkpoints (and after the last)'),
     threads: z.number().int().positive().default(1).describe('onnxruntime intra-op threads'),
+    helpers: z
+      .number()
+      .int()
+      .min(0)
+      .max(8)
+      .default(1)
+      .describe("helper threads that run a share of every group's rollouts beside this one (decide no result)"),
     debias: DebiasConfigSchema.default(DebiasConfigSchema.parse({})).describe('Online Debiasing'),
     denoise: DenoiseConfigSchema.default(DenoiseConfigSchema.parse({})).describe('Inverse-Variance Denoising'),
     starts: StartSelectionSchema.default(StartSelectionSchema.parse({})).describe(

@@ -100,7 +100,7 @@ async function openOrResume(
   if ((cfg.evolution.enabled || cfg.repeat.coef > 0) && (opts.transport || opts.modelTransport))
     throw new InputError('evolution and the repeat penalty run their groups in this process only (no --redis)');
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
-  const { iterations: _i, numEnvs: _n, threads: _t, checkpointEvery: _c, ...key } = cfg;
+  const { iterations: _i, numEnvs: _n, threads: _t, helpers: _h, checkpointEvery: _c, ...key } = cfg;
   const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
   const metricsPath = join(runDir, 'metrics.jsonl');
   // every random draw derives from (seed, iteration, ...): the state below is all a resume needs

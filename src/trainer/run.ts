@@ -30,6 +30,8 @@ export interface Run {
   envs: { real: Env | null; eval: Env | null; model: Env | null }[];
   transport: RolloutTransport;
   modelTransport: RolloutTransport;
+  /** The helper threads' transport, closed with the run. */
+  split: (RolloutTransport & { close(): Promise<void> }) | null;
   /** The world model refreshed from anchor episodes (modes with both engines and refreshEvery > 0). */
   refreshing?: RefreshableModel;
   anchorCount: number;
@@ -72,6 +74,9 @@ export async function openRun(
 ): Promise<Run> {
   const flags = modeFlags(cfg.mode);
   const runtime = { threads: cfg.threads };
+  // with helper threads this process runs the first of helpers + 1 parts of every group; the update
+  // runs while they are idle, so it takes their cores too (thread counts decide no result)
+  const parts = cfg.helpers > 0 && setup.split && !hooks.transport ? cfg.helpers + 1 : 1;
   const sampler = await PolicySampler.create(setup.policy.config, o.params, runtime);
   const refSampler = await PolicySampler.create(setup.policy.config, o.reference, runtime);
   const trainer = await PolicyTrainer.create(setup.policy.config, o.params, {
@@ -80,11 +85,12 @@ export async function openRun(
     weightDecay: cfg.weightDecay,
     maxGradNorm: cfg.maxGradNorm,
     coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
-    runtime,
+    runtime: { threads: cfg.threads * parts },
   });
   if (o.optimizer) trainer.importOptimizer(o.optimizer);
-  const { anchorCount, envs } = await openEnvs(setup, cfg, flags, hooks);
+  const { anchorCount, envs } = await openEnvs(setup, cfg, flags, hooks, parts);
   const local = new InProcessTransport(envs, sampler);
+  const split = parts > 1 ? setup.split!(local, cfg.helpers) : null;
   if (hooks.modelTransport && !setup.worldModel?.snapshot)
     throw new InputError('world-model groups on workers: this world model has no snapshot to send');
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
@@ -103,15 +109,16 @@ export async function openRun(
     refSampler,
     trainer,
     envs,
-    transport: hooks.transport ?? local,
-    modelTransport: hooks.modelTransport ?? local,
+    transport: hooks.transport ?? split ?? local,
+    modelTransport: hooks.modelTransport ?? split ?? local,
+    split,
     refreshing,
     anchorCount,
   };
 }
 
 /** Each task's envs: anchor slots, evaluation slots (the anchor slots where they are as many), world-model slots. */
-async function openEnvs(setup: TrainSetup, cfg: TrainConfig, flags: Run['flags'], hooks: TrainHooks) {
+async function openEnvs(setup: TrainSetup, cfg: TrainConfig, flags: Run['flags'], hooks: TrainHooks, parts: number) {
   // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
   const anchorCount = !flags.model
     ? cfg.groupsPerIteration
@@ -121,7 +128,7 @@ async function openEnvs(setup: TrainSetup, cfg: TrainConfig, flags: Run['flags']
           cfg.groupsPerIteration,
           Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)),
         );
-  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * cfg.groupSize);
+  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * Math.ceil(cfg.groupSize / parts));
   const envs = await Promise.all(
     setup.tasks.map(async (t) => {
       // remote anchors need none here
@@ -141,7 +148,7 @@ export async function closeRun(r: Run): Promise<void> {
     if (e.eval !== e.real) e.eval?.close();
     e.model?.close();
   }
-  await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close()]);
+  await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close(), r.split?.close()]);
 }
 
 export function newIteration(r: Run, it: number): Iteration {

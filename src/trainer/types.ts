@@ -41,6 +41,9 @@ export interface TrainSetup {
   policy: { config: VlaConfig; params: ParamStore; specHash: string };
   /** The world model behind every task's makeModel, when it can be refreshed from anchors. */
   worldModel?: RefreshableModel;
+  /** A transport that splits every group's rollouts between `local` and `helpers` threads with engines
+   *  of their own (src/transport/thread.ts); absent: every rollout runs in this process. */
+  split?(local: RolloutTransport, helpers: number): RolloutTransport & { close(): Promise<void> };
 }
 
 export interface TrainHooks {

@@ -5,3 +5,4 @@ export * from './redis.ts';
 export * from './queue.ts';
 export * from './worker.ts';
 export * from './build.ts';
+export * from './thread.ts';

@@ -122,7 +122,7 @@ export function registerTrain(program: Command): void {
         })
       : null;
     if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
-    const { tasks, worldModel } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), {
+    const { tasks, worldModel, split } = await tabletopTrainSetup(scene, resolveTasks(scene, plan.setup.task), {
       mode: plan.cfg.mode,
       worldModel: plan.setup.worldModel,
       seed: plan.cfg.seed,
@@ -131,6 +131,7 @@ export function registerTrain(program: Command): void {
     const setup = {
       tasks,
       worldModel,
+      split,
       policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash },
     };
     let last: Partial<TrainMetrics> = {};
