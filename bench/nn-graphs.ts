@@ -1,12 +1,12 @@
 // The networks bench/nn.ts measures: the VLA policy (with a PPO-style loss) and the world model, their
 // random feeds, a FLOP count of a graph, and a train step of each on ORT.
 import { Rng } from '../src/core/rng.ts';
-import { Graph, type Node } from '../src/nn/ir.ts';
+import { Graph, type Node, type Tensor } from '../src/nn/ir.ts';
 import * as o from '../src/nn/ops.ts';
 import { addAdamW } from '../src/nn/optim.ts';
 import { ParamStore } from '../src/nn/params.ts';
 import { type Feeds, tensor } from '../src/nn/runtime.ts';
-import { TrainSession } from '../src/nn/train.ts';
+import { type ShardHost, TrainSession } from '../src/nn/train.ts';
 import { type WorldModelNetConfig, worldModelLossBuilder } from '../src/nn/nets/worldmodel.ts';
 import { VLA_SIZES_DEFAULT } from '../src/policy/spec-config.ts';
 import { WordTokenizer } from '../src/policy/tokenizer.ts';
@@ -47,18 +47,17 @@ export const WM: WorldModelNetConfig = {
   act: 'silu',
 };
 
-/** PPO-style loss: clipped surrogate + entropy bonus + value regression. */
-export function ppoLoss(g: Graph, batch: number) {
+/** PPO-style loss: clipped surrogate + entropy bonus + value regression, each a mean over `total`
+ *  rows (default the batch; a data-parallel slice passes the whole batch's count). */
+export function ppoLoss(g: Graph, batch: number, total = batch) {
   const net = vlaNet(vlaInputs(g, POLICY, batch), POLICY);
   const sc = actionScores(net, vlaActionInputs(g, POLICY, batch));
   const adv = g.input('adv', [batch]);
   const ratio = o.exp(o.sub(sc.logp, g.input('old_logp', [batch])));
   const surr = o.minimum(o.mul(ratio, adv), o.mul(o.minimum(o.maximum(ratio, 0.8), 1.2), adv));
   const d = o.sub(net.value!, g.input('ret', [batch]));
-  const loss = o.add(
-    o.sub(o.neg(o.meanAll(surr)), o.mul(o.meanAll(sc.entropy), 0.01)),
-    o.mul(o.meanAll(o.mul(d, d)), 0.5),
-  );
+  const mean = (x: Tensor) => (total === batch ? o.meanAll(x) : o.div(o.sumAll(x), total));
+  const loss = o.add(o.sub(o.neg(mean(surr)), o.mul(mean(sc.entropy), 0.01)), o.mul(mean(o.mul(d, d)), 0.5));
   return { loss, metrics: { logp: sc.logp } };
 }
 
@@ -139,13 +138,18 @@ export interface Trainer {
   close: () => Promise<void>;
 }
 
-export async function policyTrainer(batch: number, threads: number): Promise<Trainer> {
-  const build = (g: Graph) => ppoLoss(g, batch);
+/** The policy's train step at `batch`; with `shards`, data-parallel slices (slices 1.. on `hosts`). */
+export async function policyTrainer(
+  batch: number,
+  threads: number,
+  sharding: { shards: number; hosts: readonly ShardHost[] } = { shards: 1, hosts: [] },
+): Promise<Trainer> {
+  const build = (g: Graph) => ppoLoss(g, batch / sharding.shards, batch);
   const g = new Graph();
-  const { loss, metrics } = build(g);
+  const { loss, metrics } = ppoLoss(g, batch);
   const params = ParamStore.init(g.params, 1);
   addAdamW(g, loss, {}, metrics);
-  const ts = await TrainSession.create(build, params, { threads, optimizer: { maxGradNorm: 0.5 } });
+  const ts = await TrainSession.create(build, params, { threads, optimizer: { maxGradNorm: 0.5 }, ...sharding });
   const feeds = policyFeeds(batch, true, new Rng(batch));
   return {
     step: () => ts.step(feeds, 1e-5),

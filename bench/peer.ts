@@ -1,5 +1,6 @@
 // npm run bench:peer [-- --quick] [-- --rounds N] — the policy train step (batch 256, bench/nn-graphs.ts)
-// on wmrl's engine and on PyTorch CPU eager (bench/peer.py: the same layers, loss, clip and AdamW),
+// on wmrl's engine (1 and 2 intra-op threads, and two data-parallel slices with the second on a helper
+// thread, as `wmrl train` runs its updates) and on PyTorch CPU eager (bench/peer.py: the same layers, loss, clip and AdamW),
 // alternated round by round at 1 and 2 threads so machine load hits both alike. One JSON object per
 // line: each engine's median ms per step, GFLOP/s and share of the machine's nominal fp32 peak (FLOPs
 // counted over the ops our train graph runs, the same work for both), and the ratios. PyTorch runs
@@ -9,7 +10,8 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { POLICY_SPEC, policyTrainer } from './nn-graphs.ts';
+import { SplitTransport } from '../src/transport/index.ts';
+import { POLICY_SPEC, type Trainer, policyTrainer } from './nn-graphs.ts';
 import { machine } from './machine.ts';
 import { emit, round } from './timing.ts';
 
@@ -72,7 +74,13 @@ const variants = [
 ];
 const peers = variants.map((v) => new Peer(v.name, v.env));
 const M = machine();
-const trainers = { 1: await policyTrainer(BATCH, 1), 2: await policyTrainer(BATCH, 2) };
+// data-parallel: two slices of the batch, the second on a helper thread (as `wmrl train` runs it)
+const helper = SplitTransport.open({ run: async () => [] }, new URL('../bin/rollout-helper.mjs', import.meta.url), 1);
+const ours = {
+  wmrl_ort: { 1: await policyTrainer(BATCH, 1), 2: await policyTrainer(BATCH, 2) },
+  wmrl_ort_2_slices: { 2: await policyTrainer(BATCH, 1, { shards: 2, hosts: helper.hosts }) },
+};
+const trainers = ours.wmrl_ort;
 const flops = trainers[1].flops;
 for (const [k, p] of peers.entries()) {
   const r = await p.ask({ spec: { ...POLICY_SPEC, batch: BATCH, channelsLast: variants[k].channelsLast } });
@@ -88,20 +96,24 @@ const record = (engine: string, threads: number, ms: number): void => {
 for (let r = 0; r < rounds; r++) {
   process.stderr.write(`bench:peer round ${r + 1}/${rounds}\n`);
   for (const threads of [1, 2] as const) {
-    const t = trainers[threads];
-    await t.step();
-    const ms: number[] = [];
-    for (let s = 0; s < stepsPerTiming; s++) {
-      const t0 = performance.now();
+    for (const [engine, byThreads] of Object.entries(ours) as [string, Record<number, Trainer>][]) {
+      const t = byThreads[threads];
+      if (!t) continue;
       await t.step();
-      ms.push(performance.now() - t0);
+      const ms: number[] = [];
+      for (let s = 0; s < stepsPerTiming; s++) {
+        const t0 = performance.now();
+        await t.step();
+        ms.push(performance.now() - t0);
+      }
+      record(engine, threads, median(ms));
     }
-    record('wmrl_ort', threads, median(ms));
     for (const p of peers) record(p.name, threads, Number((await p.ask({ threads, steps: stepsPerTiming })).ms));
   }
 }
 for (const p of peers) p.close();
-for (const t of Object.values(trainers)) await t.close();
+for (const byThreads of Object.values(ours)) for (const t of Object.values(byThreads)) await t.close();
+await helper.close();
 
 function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -123,16 +135,18 @@ for (const [key, xs] of times) {
     pctOfNominalMachinePeak: round((100 * gflops) / M.peakGflops, 1),
   });
 }
+const oursBest = (threads: number) =>
+  Math.min(...Object.keys(ours).flatMap((e) => (times.has(`${e}@${threads}`) ? [ms(e, threads)] : [])));
 for (const threads of [1, 2]) {
-  const ours = ms('wmrl_ort', threads);
+  const mine = oursBest(threads);
   for (const v of variants)
     emit({
       figure: 'peer_ratio',
       threads,
       peer: v.name,
-      oursMs: round(ours, 1),
+      oursBestMs: round(mine, 1),
       peerMs: round(ms(v.name, threads), 1),
-      peerOverOurs: round(ms(v.name, threads) / ours, 2),
+      peerOverOurs: round(ms(v.name, threads) / mine, 2),
       note: 'above 1: ours is faster',
     });
 }
@@ -140,11 +154,11 @@ const scaling = (engine: string) => round(ms(engine, 1) / ms(engine, 2), 2);
 const best = (threads: number) => Math.min(...variants.map((v) => ms(v.name, threads)));
 emit({
   figure: 'targets',
-  fasterThanPytorch1Thread: ms('wmrl_ort', 1) < best(1),
-  fasterThanPytorch2Threads: ms('wmrl_ort', 2) < best(2),
-  pctOfMachinePeak2Threads: round((100 * flops) / ms('wmrl_ort', 2) / 1e6 / M.peakGflops, 1),
+  fasterThanPytorch1Thread: oursBest(1) < best(1),
+  fasterThanPytorch2Threads: oursBest(2) < best(2),
+  pctOfMachinePeak2Threads: round((100 * flops) / oursBest(2) / 1e6 / M.peakGflops, 1),
   pctTarget: 40,
-  twoThreadSpeedupOurs: scaling('wmrl_ort'),
+  twoThreadSpeedupOurs: round(oursBest(1) / oursBest(2), 2),
   twoThreadSpeedupPytorchTuned: scaling('pytorch_tuned'),
   speedupTarget: 1.6,
 });

@@ -59,14 +59,77 @@ export function addAdamW(
   config: AdamWConfig = {},
   metrics: Record<string, Tensor> = {},
 ): TrainGraphLayout {
-  const c = { ...ADAMW_DEFAULTS, ...config };
-  const trainable = graph.params.filter((p) => p.trainable);
-  if (trainable.length === 0) throw new Error('addAdamW: the graph has no trainable parameters');
+  const trainable = trainableParams(graph);
   const grads = backward(
     loss,
     trainable.map((p) => p.tensor),
   );
+  const layout = addUpdate(graph, loss, grads, config);
+  for (const [name, tensor] of Object.entries(metrics)) graph.output(name, tensor);
+  return { ...layout, metrics: Object.keys(metrics) };
+}
 
+/** Names of a gradient shard's outputs and of the update graph's inputs that take them. */
+export const SHARD_IO = {
+  grad: (p: string) => `grad.${p}`,
+  loss: 'shard.loss',
+  /** Input `name` of shard k in the update graph. */
+  of: (k: number, name: string) => `shard${k}.${name}`,
+} as const;
+
+/** A gradient shard: the loss on a slice of the batch, its gradient for every trainable parameter
+ *  and the metrics, and nothing else (the update graph sums the shards' gradients). */
+export function addShardGradients(
+  graph: Graph,
+  loss: Tensor,
+  metrics: Record<string, Tensor> = {},
+): { trainable: string[]; metrics: string[] } {
+  const trainable = trainableParams(graph);
+  const grads = backward(
+    loss,
+    trainable.map((p) => p.tensor),
+  );
+  trainable.forEach((p, i) => graph.output(SHARD_IO.grad(p.name), grads[i]));
+  graph.output(SHARD_IO.loss, loss);
+  for (const [name, tensor] of Object.entries(metrics)) graph.output(name, tensor);
+  return { trainable: trainable.map((p) => p.name), metrics: Object.keys(metrics) };
+}
+
+/** The update of a sharded step: the shards' gradients and losses summed (shard 0 first), then
+ *  clipping, AdamW and the finite guard as addAdamW does them. `params` are the trainable
+ *  parameters of the shards' graph (they become this graph's parameters). */
+export function addShardedUpdate(
+  graph: Graph,
+  params: readonly { name: string; shape: readonly number[]; decay: boolean }[],
+  shards: number,
+  config: AdamWConfig = {},
+): TrainGraphLayout {
+  for (const p of params) graph.param(p.name, p.shape, { kind: 'zeros' }, { decay: p.decay });
+  const sum = (name: string, shape: readonly number[]): Tensor => {
+    let t = graph.input(SHARD_IO.of(0, name), shape);
+    for (let k = 1; k < shards; k++) t = o.add(t, graph.input(SHARD_IO.of(k, name), shape));
+    return t;
+  };
+  const grads = params.map((p) => sum(SHARD_IO.grad(p.name), p.shape));
+  const loss = sum(SHARD_IO.loss, []);
+  return { ...addUpdate(graph, loss, grads, config), metrics: [] };
+}
+
+function trainableParams(graph: Graph) {
+  const trainable = graph.params.filter((p) => p.trainable);
+  if (trainable.length === 0) throw new Error('addAdamW: the graph has no trainable parameters');
+  return trainable;
+}
+
+/** Clipping, AdamW and the finite guard on given gradients of the graph's trainable parameters. */
+function addUpdate(
+  graph: Graph,
+  loss: Tensor,
+  grads: readonly Tensor[],
+  config: AdamWConfig,
+): Omit<TrainGraphLayout, 'metrics'> {
+  const c = { ...ADAMW_DEFAULTS, ...config };
+  const trainable = trainableParams(graph);
   let sq: Tensor | null = null;
   for (const g of grads) {
     const s = o.sumAll(o.mul(g, g));
@@ -105,11 +168,9 @@ export function addAdamW(
   graph.output(TRAIN_IO.loss, loss);
   graph.output(TRAIN_IO.gradNorm, gradNorm);
   graph.output(TRAIN_IO.finite, finite);
-  for (const [name, tensor] of Object.entries(metrics)) graph.output(name, tensor);
   return {
     trainable: trainable.map((p) => p.name),
     buffers: graph.params.filter((p) => !p.trainable).map((p) => p.name),
     carried,
-    metrics: Object.keys(metrics),
   };
 }

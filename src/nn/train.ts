@@ -1,9 +1,17 @@
 // Train-step and forward sessions. A TrainSession runs forward + backward + AdamW in one session.run
 // and feeds each step's output tensors straight back in; a ForwardSession bakes the weights in as
 // initializers (faster than feeding them) and is rebuilt after updates.
-import { Graph, type FloatType, type Tensor } from './ir.ts';
+import { Graph, type FloatType, type Tensor, type TypedArray } from './ir.ts';
 import { writeOnnx } from './onnx.ts';
-import { type AdamWConfig, TRAIN_IO, type TrainGraphLayout, addAdamW } from './optim.ts';
+import {
+  type AdamWConfig,
+  SHARD_IO,
+  TRAIN_IO,
+  type TrainGraphLayout,
+  addAdamW,
+  addShardGradients,
+  addShardedUpdate,
+} from './optim.ts';
 import { type ParamInfo, ParamStore } from './params.ts';
 import {
   type Feeds,
@@ -26,6 +34,32 @@ export interface TrainOptions extends RuntimeOptions {
   optimizer?: AdamWConfig;
   /** Consecutive steps the NaN guard may skip before step() throws NonFiniteTrainingError (default 20). */
   maxNonFiniteSteps?: number;
+  /** Data-parallel steps: every batch is cut into this many row slices, each slice's gradient comes
+   *  from one gradient graph (`build` then makes the loss of one slice, and the slices' losses must
+   *  add up to the batch's), and an update graph sums them in slice order. Default 1: one graph does
+   *  the whole step. The count decides the result; where slices run does not. */
+  shards?: number;
+  /** Where slices 1.. run: slice k on hosts[k - 1] when there is one, else in this process after slice 0. */
+  hosts?: readonly ShardHost[];
+}
+
+/** Runs a gradient graph elsewhere (a helper thread, src/transport/thread.ts). */
+export interface ShardHost {
+  open(model: Uint8Array): Promise<RemoteGraph>;
+}
+
+export interface RemoteGraph {
+  run(feeds: Feeds): Promise<Feeds>;
+  close(): Promise<void>;
+}
+
+/** The gradient graphs of a sharded TrainSession: slice 0 here, the others here or on hosts. */
+interface Shards {
+  count: number;
+  local: Session;
+  remote: (RemoteGraph | null)[];
+  /** The gradient graph's data inputs (one slice's rows). */
+  inputs: { name: string; shape: readonly number[] }[];
 }
 
 export const DEFAULT_MAX_NONFINITE_STEPS = 20;
@@ -61,6 +95,7 @@ export interface OptimizerState {
 
 export class TrainSession {
   private state = new Map<string, OrtTensor>();
+  private shards: Shards | null = null;
   private rejected = 0;
   private maxRejected = DEFAULT_MAX_NONFINITE_STEPS;
   private readonly infos: Map<string, ParamInfo>;
@@ -90,12 +125,33 @@ export class TrainSession {
     const max = opts.maxNonFiniteSteps ?? DEFAULT_MAX_NONFINITE_STEPS;
     if (!Number.isInteger(max) || max < 1)
       throw new RangeError(`TrainSession: maxNonFiniteSteps must be a positive integer, got ${max}`);
+    const count = opts.shards ?? 1;
+    if (!Number.isInteger(count) || count < 1)
+      throw new RangeError(`TrainSession: shards must be a positive integer, got ${count}`);
     const graph = new Graph(params.float);
     const { loss, metrics } = build(graph);
     params.checkAgainst(graph.params);
-    const layout = addAdamW(graph, loss, opts.optimizer, metrics);
-    const session = await Session.create(writeOnnx(graph), opts, params.float);
-    const t = new TrainSession(session, layout, params.float, graph);
+    let t: TrainSession;
+    if (count === 1) {
+      const layout = addAdamW(graph, loss, opts.optimizer, metrics);
+      t = new TrainSession(await Session.create(writeOnnx(graph), opts, params.float), layout, params.float, graph);
+    } else {
+      const { metrics: names } = addShardGradients(graph, loss, metrics);
+      const model = writeOnnx(graph);
+      const update = new Graph(params.float);
+      const trainable = graph.params.filter((p) => p.trainable);
+      const layout = { ...addShardedUpdate(update, trainable, count, opts.optimizer), metrics: names };
+      t = new TrainSession(await Session.create(writeOnnx(update), opts, params.float), layout, params.float, graph);
+      const hosts = opts.hosts ?? [];
+      t.shards = {
+        count,
+        local: await Session.create(model, opts, params.float),
+        remote: await Promise.all(
+          Array.from({ length: count - 1 }, (_, k) => (hosts[k] ? hosts[k].open(model) : null)),
+        ),
+        inputs: t.dataInputs,
+      };
+    }
     t.maxRejected = max;
     t.setParams(params);
     t.resetOptimizer();
@@ -123,17 +179,26 @@ export class TrainSession {
     return this.session.tensor(this.float, this.float === 'float32' ? new Float32Array(n) : new Float64Array(n), shape);
   }
 
-  /** One step: forward, backward, clipping, AdamW. `data` holds the graph's data inputs. A step with a
-   *  non-finite loss or gradient is skipped; the maxNonFiniteSteps-th such step in a row throws. */
+  /** One step: forward, backward, clipping, AdamW. `data` holds the graph's data inputs (a sharded
+   *  session's: the whole batch's rows). A step with a non-finite loss or gradient is skipped; the
+   *  maxNonFiniteSteps-th such step in a row throws. */
   async step(data: Feeds, lr: number): Promise<StepResult> {
     for (const d of this.dataInputs)
       if (!(d.name in data)) throw new Error(`TrainSession.step: missing data input "${d.name}"`);
     const feeds: Feeds = { ...data, [TRAIN_IO.lr]: scalarTensor(lr, this.float, this.session.ort) };
     for (const [k, v] of this.state) feeds[k] = v;
+    let metrics: Record<string, OrtTensor> = {};
+    if (this.shards) {
+      const shards = await this.runShards(data);
+      shards.forEach((out, k) => {
+        for (const p of this.layout.trainable) feeds[SHARD_IO.of(k, SHARD_IO.grad(p))] = out[SHARD_IO.grad(p)];
+        feeds[SHARD_IO.of(k, SHARD_IO.loss)] = out[SHARD_IO.loss];
+      });
+      for (const m of this.layout.metrics) metrics[m] = this.joinShards(shards.map((out) => out[m]));
+    }
     const out = await this.session.run(feeds);
     for (const c of this.layout.carried) this.state.set(c.input, out[c.output]);
-    const metrics: Record<string, OrtTensor> = {};
-    for (const m of this.layout.metrics) metrics[m] = out[m];
+    if (!this.shards) metrics = Object.fromEntries(this.layout.metrics.map((m) => [m, out[m]]));
     const r = {
       loss: scalarOf(out[TRAIN_IO.loss]),
       gradNorm: scalarOf(out[TRAIN_IO.gradNorm]),
@@ -143,6 +208,56 @@ export class TrainSession {
     this.rejected = r.finite ? 0 : this.rejected + 1;
     if (this.rejected >= this.maxRejected) throw new NonFiniteTrainingError(this.rejected, r.loss, r.gradNorm);
     return r;
+  }
+
+  /** Every slice's gradient graph on its rows (slices on hosts at the same time as slice 0 here). */
+  private async runShards(data: Feeds): Promise<Feeds[]> {
+    const s = this.shards!;
+    const params: Feeds = {};
+    for (const name of [...this.layout.trainable, ...this.layout.buffers]) params[name] = this.state.get(name)!;
+    const slice = (k: number): Feeds => {
+      const f: Feeds = { ...params };
+      for (const d of s.inputs) {
+        const t = data[d.name];
+        const rows = d.shape[0];
+        if (d.shape.length && t.dims[0] === rows * s.count) {
+          const per = t.size / s.count;
+          const part = (t.data as TypedArray).subarray(k * per, (k + 1) * per);
+          f[d.name] = new this.session.ort.Tensor(t.type as 'float32', part as Float32Array, [
+            rows,
+            ...t.dims.slice(1),
+          ]);
+        } else f[d.name] = t;
+      }
+      return f;
+    };
+    const remote = s.remote.map((g, k) => g?.run(slice(k + 1)) ?? null);
+    const out: Feeds[] = [await s.local.run(slice(0))];
+    for (let k = 1; k < s.count; k++) out.push(await (remote[k - 1] ?? s.local.run(slice(k))));
+    return out;
+  }
+
+  /** One metric over the slices: scalars summed (slice order, float64), per-row values concatenated. */
+  private joinShards(parts: OrtTensor[]): OrtTensor {
+    const arrays = parts.map((t) => floatData(t));
+    if (parts[0].dims.length === 0)
+      return scalarTensor(
+        arrays.reduce((a, x) => a + x[0], 0),
+        this.float,
+      );
+    const all =
+      this.float === 'float32'
+        ? new Float32Array(arrays.reduce((n, a) => n + a.length, 0))
+        : new Float64Array(arrays.reduce((n, a) => n + a.length, 0));
+    let at = 0;
+    for (const a of arrays) {
+      all.set(a, at);
+      at += a.length;
+    }
+    return this.session.tensor(this.float, all, [
+      all.length / parts[0].dims.slice(1).reduce((a, b) => a * b, 1),
+      ...parts[0].dims.slice(1),
+    ]);
   }
 
   /** Number of optimizer steps taken (skipped non-finite steps do not count). */
@@ -185,6 +300,8 @@ export class TrainSession {
 
   async close(): Promise<void> {
     this.state.clear();
+    await this.shards?.local.close();
+    await Promise.all(this.shards?.remote.map((g) => g?.close()) ?? []);
     await this.session.close();
   }
 }

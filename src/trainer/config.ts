@@ -136,7 +136,14 @@ export const TrainConfigSchema = z
       .min(0)
       .max(8)
       .default(1)
-      .describe("helper threads that run a share of every group's rollouts beside this one (decide no result)"),
+      .describe("helper threads that run a share of every group's rollouts and of every update (decide no result)"),
+    updateShards: z
+      .number()
+      .int()
+      .min(1)
+      .max(8)
+      .default(2)
+      .describe('row slices of every PPO batch, their gradients summed (helpers run all but the first)'),
     debias: DebiasConfigSchema.default(DebiasConfigSchema.parse({})).describe('Online Debiasing'),
     denoise: DenoiseConfigSchema.default(DenoiseConfigSchema.parse({})).describe('Inverse-Variance Denoising'),
     starts: StartSelectionSchema.default(StartSelectionSchema.parse({})).describe(
@@ -158,7 +165,11 @@ export const TrainConfigSchema = z
       'group standardisation and per-rollout weights',
     ),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.batch % c.updateShards === 0, {
+    message: 'updateShards must divide batch',
+    path: ['updateShards'],
+  });
 export type TrainConfig = z.output<typeof TrainConfigSchema>;
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 

@@ -1,6 +1,7 @@
 // The PPO-clipped GRPO loss of the VLA on the exact sampled action tokens: one row = one sampled step.
 // Loss = -mean_w(min(r A, clip(r, 1-eps, 1+eps) A)) + beta_kl mean_w(k3 KL to the reference)
-//        - beta_ent mean_w(joint entropy), r = exp(logp - behaviour logp), mean_w = sum(w x) / sum(w).
+//        - beta_ent mean_w(joint entropy), r = exp(logp - behaviour logp), mean_w = sum(w x) / sum(w),
+// with sum(w) over the whole batch given as an input, so a slice of the batch gives its share.
 // eps, beta_kl and beta_ent are scalar graph inputs, so one session serves any schedule of them.
 import type { Graph, Tensor } from '../nn/ir.ts';
 import * as o from '../nn/ops.ts';
@@ -17,6 +18,9 @@ export const PPO_IO = {
   advantage: 'ppo.advantage',
   /** Row weight; 0 masks a row out (padding), float [B]. */
   weight: 'ppo.weight',
+  /** The weights' sum over the whole batch, float scalar: every mean divides by it, so the losses of
+   *  a batch's row slices add up to the batch's loss (data-parallel steps). */
+  weightTotal: 'ppo.weight_total',
   clip: 'ppo.clip',
   klCoef: 'ppo.kl_coef',
   entropyCoef: 'ppo.entropy_coef',
@@ -67,7 +71,7 @@ export function ppoLossBuilder(config: VlaConfig, batch: number): (g: Graph) => 
     const eps = g.input(PPO_IO.clip, []);
     const klCoef = g.input(PPO_IO.klCoef, []);
     const entCoef = g.input(PPO_IO.entropyCoef, []);
-    const total = o.maximum(o.sumAll(w), 1e-12);
+    const total = g.input(PPO_IO.weightTotal, []);
     const mean = (x: Tensor): Tensor => o.div(o.sumAll(o.mul(w, x)), total);
 
     const logRatio = o.sub(sc.logp, behaviour);

@@ -15,7 +15,7 @@ import {
   scalarTensor,
   tensor,
 } from '../nn/runtime.ts';
-import { type OptimizerState, TrainSession } from '../nn/train.ts';
+import { type OptimizerState, type ShardHost, TrainSession } from '../nn/train.ts';
 import { policyFeeds } from '../policy/sampler.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
 import { VLA_IO, type VlaConfig, type VlaConfigInput, parseVlaConfig } from '../policy/vla.ts';
@@ -49,6 +49,10 @@ export interface PolicyTrainerOptions {
   coefficients?: Partial<PpoCoefficients>;
   runtime?: RuntimeOptions;
   maxNonFiniteSteps?: number;
+  /** Data-parallel steps: each batch in this many row slices (TrainSession `shards`; decides results). */
+  shards?: number;
+  /** Where slices 1.. run (helper threads); where they run decides nothing. */
+  hosts?: readonly ShardHost[];
 }
 
 export interface PolicyStepResult {
@@ -160,6 +164,11 @@ export function ppoFeeds(
   feeds[PPO_IO.refLogp] = floats((r) => r.refLogp);
   feeds[PPO_IO.advantage] = floats((r) => r.advantage);
   feeds[PPO_IO.weight] = floats((r, b) => (b < rows.length ? r.weight : 0));
+  const total = Math.max(
+    rows.reduce((a, r) => a + (float === 'float32' ? Math.fround(r.weight) : r.weight), 0),
+    1e-12,
+  );
+  feeds[PPO_IO.weightTotal] = scalarTensor(total, float);
   feeds[PPO_IO.clip] = scalarTensor(coef.clip, float);
   feeds[PPO_IO.klCoef] = scalarTensor(coef.klCoef, float);
   feeds[PPO_IO.entropyCoef] = scalarTensor(coef.entropyCoef, float);
@@ -194,12 +203,17 @@ export class PolicyTrainer {
     const config = parseVlaConfig(configIn);
     if (!Number.isInteger(opts.batch) || opts.batch < 1)
       throw new RangeError(`policy trainer: batch must be a positive integer, got ${opts.batch}`);
+    const shards = opts.shards ?? 1;
+    if (!Number.isInteger(shards) || shards < 1 || opts.batch % shards !== 0)
+      throw new RangeError(`policy trainer: shards (${shards}) must divide the batch (${opts.batch})`);
     if (!(opts.lr >= 0)) throw new RangeError(`policy trainer: lr must be >= 0, got ${opts.lr}`);
     checkCoefficients({ ...PPO_DEFAULTS, ...opts.coefficients });
-    const session = await TrainSession.create(ppoLossBuilder(config, opts.batch), params, {
+    const session = await TrainSession.create(ppoLossBuilder(config, opts.batch / shards), params, {
       ...opts.runtime,
       optimizer: { weightDecay: opts.weightDecay ?? 0, maxGradNorm: opts.maxGradNorm ?? 1 },
       maxNonFiniteSteps: opts.maxNonFiniteSteps,
+      shards,
+      hosts: opts.hosts,
     });
     return new PolicyTrainer(session, config, opts, params.float);
   }

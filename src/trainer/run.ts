@@ -31,7 +31,7 @@ export interface Run {
   transport: RolloutTransport;
   modelTransport: RolloutTransport;
   /** The helper threads' transport, closed with the run. */
-  split: (RolloutTransport & { close(): Promise<void> }) | null;
+  split: ReturnType<NonNullable<TrainSetup['split']>> | null;
   /** The world model refreshed from anchor episodes (modes with both engines and refreshEvery > 0). */
   refreshing?: RefreshableModel;
   anchorCount: number;
@@ -74,23 +74,27 @@ export async function openRun(
 ): Promise<Run> {
   const flags = modeFlags(cfg.mode);
   const runtime = { threads: cfg.threads };
-  // with helper threads this process runs the first of helpers + 1 parts of every group; the update
-  // runs while they are idle, so it takes their cores too (thread counts decide no result)
+  // with helper threads this process runs the first of helpers + 1 parts of every group; during the
+  // update the helpers run slices of it (thread counts and placement decide no result)
   const parts = cfg.helpers > 0 && setup.split && !hooks.transport ? cfg.helpers + 1 : 1;
   const sampler = await PolicySampler.create(setup.policy.config, o.params, runtime);
   const refSampler = await PolicySampler.create(setup.policy.config, o.reference, runtime);
+  const { anchorCount, envs } = await openEnvs(setup, cfg, flags, hooks, parts);
+  const local = new InProcessTransport(envs, sampler);
+  const split = parts > 1 ? setup.split!(local, cfg.helpers) : null;
+  const hosts = split?.hosts ?? [];
   const trainer = await PolicyTrainer.create(setup.policy.config, o.params, {
     batch: cfg.batch,
     lr: cfg.lr,
     weightDecay: cfg.weightDecay,
     maxGradNorm: cfg.maxGradNorm,
     coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
-    runtime: { threads: cfg.threads * parts },
+    shards: cfg.updateShards,
+    hosts,
+    // slices on helpers keep their cores busy; otherwise the update takes them as intra-op threads
+    runtime: { threads: cfg.updateShards > 1 && hosts.length ? cfg.threads : cfg.threads * parts },
   });
   if (o.optimizer) trainer.importOptimizer(o.optimizer);
-  const { anchorCount, envs } = await openEnvs(setup, cfg, flags, hooks, parts);
-  const local = new InProcessTransport(envs, sampler);
-  const split = parts > 1 ? setup.split!(local, cfg.helpers) : null;
   if (hooks.modelTransport && !setup.worldModel?.snapshot)
     throw new InputError('world-model groups on workers: this world model has no snapshot to send');
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;

@@ -4,6 +4,7 @@
 import type { TrainMetrics } from '../core/metrics.ts';
 import type { Env, EpisodeStart } from '../env/types.ts';
 import type { ParamStore } from '../nn/params.ts';
+import type { ShardHost } from '../nn/train.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { Instructions } from './agentbrew.ts';
 import type { RefreshableModel } from './refresh-state.ts';
@@ -43,7 +44,10 @@ export interface TrainSetup {
   worldModel?: RefreshableModel;
   /** A transport that splits every group's rollouts between `local` and `helpers` threads with engines
    *  of their own (src/transport/thread.ts); absent: every rollout runs in this process. */
-  split?(local: RolloutTransport, helpers: number): RolloutTransport & { close(): Promise<void> };
+  split?(
+    local: RolloutTransport,
+    helpers: number,
+  ): RolloutTransport & { close(): Promise<void>; hosts?: readonly ShardHost[] };
 }
 
 export interface TrainHooks {

@@ -6,3 +6,4 @@ export * from './queue.ts';
 export * from './worker.ts';
 export * from './build.ts';
 export * from './thread.ts';
+export * from './thread-serve.ts';

@@ -3,31 +3,21 @@
 // result depends only on (policy, world model, task, start, key), never on the batch it shares, so the
 // split decides nothing: any number of helpers gives the same rollouts. The policy version and the
 // world-model snapshot travel once per change, by content hash.
-import { type MessagePort, Worker } from 'node:worker_threads';
-import { InputError } from '../core/errors.ts';
-import type { Env } from '../env/types.ts';
-import { PolicySampler } from '../policy/sampler.ts';
-import { type GroupJob, type Rollout, recordRow, runGroups } from '../trainer/rollouts.ts';
+import { Worker } from 'node:worker_threads';
+import type { Feeds, RemoteGraph, ShardHost } from '../nn/index.ts';
+import type { GroupJob, Rollout } from '../trainer/rollouts.ts';
 import type { GroupRequest, RolloutTransport } from '../trainer/types.ts';
-import { checkContent, contentAddressed, decodePolicy, encodePolicy } from './codec.ts';
-import type { RemoteTask } from './worker.ts';
+import { contentAddressed, encodePolicy } from './codec.ts';
 
-type Versioned = { hash: string; bytes?: Uint8Array };
-
-/** One call to a helper: the groups of one task and start kind, with what they run on. */
-interface HelperCall {
-  id: number;
-  task: Record<string, unknown>;
-  engine: 'real' | 'model';
-  policy: Versioned;
-  worldModel?: Versioned;
-  jobs: GroupJob[];
-  seed: number;
-  samplesPerRollout: number;
-  record: boolean;
-}
-
-type HelperAnswer = { id: number; groups: Rollout[][]; policySeconds: number } | { id: number; error: string };
+import {
+  type GroupsCall,
+  type HelperAnswer,
+  type HelperCall,
+  type Versioned,
+  type WireFeeds,
+  fromWire,
+  toWire,
+} from './thread-protocol.ts';
 
 /** Contiguous parts of `keys` for `n` runners (the first part is this process's); some may be empty. */
 export function splitKeys(keys: readonly number[], n: number): number[][] {
@@ -36,8 +26,8 @@ export function splitKeys(keys: readonly number[], n: number): number[][] {
   );
 }
 
-/** A helper thread as the trainer sees it. */
-class RolloutHelper {
+/** A helper thread as the trainer sees it: rollouts, and gradient graphs of data-parallel steps. */
+class RolloutHelper implements ShardHost {
   private next = 0;
   private readonly waiting = new Map<number, (a: HelperAnswer) => void>();
   /** What the helper holds already (sent once per change). */
@@ -63,23 +53,47 @@ class RolloutHelper {
     this.waiting.clear();
   }
 
-  async run(call: Omit<HelperCall, 'id' | 'policy' | 'worldModel'>, policy: Versioned, model?: Versioned) {
+  private async ask(call: HelperCall): Promise<HelperAnswer> {
     if (this.failure) throw this.failure;
+    const answer = new Promise<HelperAnswer>((resolve) => this.waiting.set(call.id, resolve));
+    this.worker.postMessage(call);
+    const a = await answer;
+    if ('error' in a) throw new Error(`rollout helper: ${a.error}`);
+    return a;
+  }
+
+  async run(call: Omit<GroupsCall, 'op' | 'id' | 'policy' | 'worldModel'>, policy: Versioned, model?: Versioned) {
     const send = (v: Versioned | undefined, kind: 'policy' | 'worldModel'): Versioned | undefined => {
       if (!v) return undefined;
       const fresh = this.held[kind] !== v.hash;
       this.held[kind] = v.hash;
       return fresh ? v : { hash: v.hash };
     };
-    const id = this.next++;
-    const answer = new Promise<HelperAnswer>((resolve) => this.waiting.set(id, resolve));
-    this.worker.postMessage({ ...call, id, policy: send(policy, 'policy'), worldModel: send(model, 'worldModel') });
-    const a = await answer;
-    if ('error' in a) {
+    const versions = { policy: send(policy, 'policy')!, worldModel: send(model, 'worldModel') };
+    try {
+      const a = await this.ask({ ...call, ...versions, op: 'groups', id: this.next++ });
+      if (!('groups' in a)) throw new Error('rollout helper: answered a rollout call without rollouts');
+      return a;
+    } catch (e) {
       this.held.policy = this.held.worldModel = ''; // resend both after a failure
-      throw new Error(`rollout helper: ${a.error}`);
+      throw e;
     }
-    return a;
+  }
+
+  /** A gradient graph on this helper (ShardHost): the model bytes now, feeds on every run. */
+  async open(model: Uint8Array): Promise<RemoteGraph> {
+    const graph = this.next;
+    await this.ask({ op: 'open', id: this.next++, graph, model });
+    return {
+      run: async (feeds: Feeds) => {
+        const a = await this.ask({ op: 'run', id: this.next++, graph, feeds: toWire(feeds) });
+        if (!('outputs' in a)) throw new Error('rollout helper: answered a graph run without outputs');
+        return fromWire(a.outputs as WireFeeds);
+      },
+      close: async () => {
+        if (!this.failure) await this.ask({ op: 'close', id: this.next++, graph });
+      },
+    };
   }
 
   async close(): Promise<void> {
@@ -102,6 +116,11 @@ export class SplitTransport implements RolloutTransport {
       local,
       Array.from({ length: count }, () => RolloutHelper.open(entry)),
     );
+  }
+
+  /** The helpers as hosts of data-parallel gradient graphs (they are idle during updates). */
+  get hosts(): readonly ShardHost[] {
+    return this.helpers;
   }
 
   async run(r: GroupRequest): Promise<Rollout[][]> {
@@ -141,75 +160,4 @@ export class SplitTransport implements RolloutTransport {
   async close(): Promise<void> {
     await Promise.all(this.helpers.map((h) => h.close()));
   }
-}
-
-/** The helper thread's side: answers each call on `port` with its groups' rollouts, building engines
- *  through `resolveTask` (kept per task, world-model snapshot and slot count) and one sampler per policy
- *  version. */
-export function serveRolloutHelper(
-  port: MessagePort,
-  resolveTask: (remote: Record<string, unknown>, worldModel?: unknown) => Promise<RemoteTask>,
-  threads = 1,
-): void {
-  let policy: { hash: string; sampler: Promise<PolicySampler> } | null = null;
-  let model: { hash: string; value: unknown } | null = null;
-  const tasks = new Map<string, Promise<RemoteTask>>();
-  const idle = new Map<string, Env[]>();
-
-  const samplerFor = (v: Versioned): Promise<PolicySampler> => {
-    if (policy?.hash !== v.hash) {
-      if (!v.bytes) throw new InputError(`policy ${v.hash.slice(0, 12)} was never sent to this helper`);
-      const old = policy?.sampler;
-      const { config, params } = decodePolicy(v.bytes, v.hash);
-      policy = { hash: v.hash, sampler: PolicySampler.create(config, params, { threads }) };
-      void old?.then((s) => s.close());
-    }
-    return policy.sampler;
-  };
-  const taskFor = async (remote: Record<string, unknown>, v: Versioned | undefined): Promise<RemoteTask> => {
-    if (v && model?.hash !== v.hash) {
-      if (!v.bytes) throw new InputError(`world model ${v.hash.slice(0, 12)} was never sent to this helper`);
-      model = { hash: v.hash, value: checkContent(v.bytes, v.hash, 'world-model snapshot') };
-      for (const [key, t] of tasks) // engines of older snapshots go
-        if (!key.endsWith('#real')) {
-          tasks.delete(key);
-          for (const env of idle.get(key) ?? []) env.close();
-          idle.delete(key);
-          void t.then((x) => x.close?.());
-        }
-    }
-    const key = `${JSON.stringify(remote)}#${v ? v.hash : 'real'}`;
-    if (!tasks.has(key)) tasks.set(key, resolveTask(remote, v ? model!.value : undefined));
-    return tasks.get(key)!;
-  };
-
-  port.on('message', async (c: HelperCall) => {
-    try {
-      const task = await taskFor(c.task, c.worldModel);
-      const sampler = await samplerFor(c.policy);
-      const slots = c.jobs.reduce((n, j) => n + j.keys.length, 0);
-      const key = `${JSON.stringify(c.task)}#${c.worldModel?.hash ?? 'real'}`;
-      const pool = idle.get(key) ?? [];
-      idle.set(key, pool);
-      const at = pool.findIndex((e) => e.numEnvs === slots);
-      const make = () => (c.engine === 'model' ? task.makeModel!(slots) : task.makeReal(slots));
-      const env = at >= 0 ? pool.splice(at, 1)[0] : await make();
-      const clock = { policy: 0 };
-      try {
-        const record = c.record ? recordRow(env) : undefined;
-        const groups = await runGroups(env, sampler, c.jobs, {
-          seed: c.seed,
-          samplesPerRollout: c.samplesPerRollout,
-          record,
-          clock,
-        });
-        port.postMessage({ id: c.id, groups, policySeconds: clock.policy } satisfies HelperAnswer);
-      } finally {
-        pool.push(env);
-        if (pool.length > 4) pool.shift()!.close(); // slot counts the split no longer asks for
-      }
-    } catch (e) {
-      port.postMessage({ id: c.id, error: (e as Error).stack ?? String(e) } satisfies HelperAnswer);
-    }
-  });
 }

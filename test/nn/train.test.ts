@@ -5,8 +5,8 @@ import { Graph } from '../../src/nn/ir.ts';
 import * as o from '../../src/nn/ops.ts';
 import * as L from '../../src/nn/layers.ts';
 import { ParamStore } from '../../src/nn/params.ts';
-import { TrainSession } from '../../src/nn/train.ts';
-import { tensor } from '../../src/nn/runtime.ts';
+import { type ShardHost, TrainSession } from '../../src/nn/train.ts';
+import { Session, tensor } from '../../src/nn/runtime.ts';
 
 const bytesOf = (a: Float32Array | Float64Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
@@ -211,5 +211,70 @@ describe('NaN/Inf guard', () => {
     expect((await ts.step(good, 1e-2)).finite).toBe(true);
     expect(ts.stepCount).toBe(4);
     await ts.close();
+  });
+});
+
+describe('data-parallel steps (shards)', () => {
+  // Sum of squared errors over a slice divided by the whole batch's row count: slices add up.
+  const rows = 32;
+  const build = (batch: number) => (g: Graph) => {
+    const d = o.sub(L.mlp(g.input('x', [batch, 3]), 'net', [16], 1, { act: 'tanh' }), g.input('y', [batch, 1]));
+    return { loss: o.div(o.sumAll(o.mul(d, d)), rows), metrics: { err: o.reshape(d, [batch]), sq: o.sumAll(d) } };
+  };
+  const rng = new Rng(4);
+  const data = {
+    x: tensor(
+      'float32',
+      Float32Array.from({ length: rows * 3 }, () => rng.range(-1, 1)),
+      [rows, 3],
+    ),
+    y: tensor(
+      'float32',
+      Float32Array.from({ length: rows }, () => rng.range(-1, 1)),
+      [rows, 1],
+    ),
+  };
+  const g = new Graph();
+  build(rows)(g);
+  const init = ParamStore.init(g.params, 2);
+  const train = async (shards: number, hosts?: ShardHost[]) => {
+    const ts = await TrainSession.create(build(rows / shards), init, { shards, hosts, optimizer: { maxGradNorm: 1 } });
+    const losses: number[] = [];
+    let last: Awaited<ReturnType<TrainSession['step']>> | null = null;
+    for (let s = 0; s < 20; s++) {
+      last = await ts.step(data, 1e-2);
+      losses.push(last.loss);
+    }
+    const params = ts.params();
+    await ts.close();
+    return { losses, params, last: last! };
+  };
+  /** A host that runs the graph in this process: where a slice runs must not matter. */
+  const here: ShardHost = {
+    async open(model) {
+      const s = await Session.create(model);
+      return { run: (feeds) => s.run(feeds), close: () => s.close() };
+    },
+  };
+
+  it('slices on a host give the bits of slices run here; the metrics cover the whole batch', async () => {
+    const local = await train(4);
+    const hosted = await train(4, [here, here]);
+    expect(hosted.losses).toEqual(local.losses);
+    for (const n of local.params.names) expect(bytesOf(hosted.params.get(n))).toEqual(bytesOf(local.params.get(n)));
+    expect(local.last.metrics.err.dims).toEqual([rows]);
+    expect(local.last.metrics.sq.dims).toEqual([]);
+  });
+
+  it('follow the unsharded step to float32 rounding', async () => {
+    const one = await train(1);
+    const four = await train(4);
+    for (let s = 0; s < 20; s++) expect(four.losses[s]).toBeCloseTo(one.losses[s], 5);
+    for (const n of one.params.names) {
+      const a = one.params.get(n);
+      const b = four.params.get(n);
+      for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i])).toBeLessThan(1e-4);
+    }
+    await expect(TrainSession.create(build(rows), init, { shards: 0 })).rejects.toThrow(/shards must be/);
   });
 });
