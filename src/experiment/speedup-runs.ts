@@ -147,10 +147,17 @@ export function trainRun(
       ];
   log(`${resume ? 'resuming' : 'training'} ${runName(mode, seed)} (${iterations} iterations)`);
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [p.bin, ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [p.bin, ...args, ...(p.trainArgs ?? []), '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
+    let partial = '';
     child.stderr.on('data', (d) => {
       err = (err + d).slice(-4000);
+      // the child's progress lines (it has no terminal) go to the experiment's log
+      const lines = (partial + d).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (/^train \d+\/\d+/.test(line)) log(`${runName(mode, seed)}: ${line}`);
     });
     child.stdout.resume();
     child.on('error', fail);

@@ -77,6 +77,8 @@ export interface SpeedupPaths {
   worldModel: string;
   scene?: string;
   bin: string;
+  /** Extra flags of every `wmrl train` child (--progress-every). */
+  trainArgs?: string[];
 }
 
 /** Held-out evaluation of a policy file, cached in `cache` (JSON), with the eval module's protocol. */

@@ -121,7 +121,10 @@ export const TrainConfigSchema = z
       .int()
       .min(0)
       .default(0)
-      .describe('held-out physics evaluation every this many iterations (0: off); excluded from the training clock'),
+      .describe(
+        'held-out physics evaluation every this many iterations (0: off; wmrl train sets about 15 per run ' +
+          'unless a preset or --config file sets it); excluded from the training clock',
+      ),
     evalEpisodes: z.number().int().positive().default(32).describe('held-out episodes per task and evaluation'),
     checkpointEvery: z
       .number()
@@ -186,6 +189,7 @@ export const PRESETS: Record<string, TrainConfigInput> = {
     batch: 16,
     numEnvs: 8,
     evalEpisodes: 8,
+    evalEvery: 0,
     checkpointEvery: 1,
     lr: 1e-3,
   },

@@ -45,7 +45,7 @@ describe('Ctrl-C', () => {
     const term = fakeTerminal();
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    const bar = progressBar('train', 10, term);
+    const bar = progressBar('train', 10, { stream: term });
     bar.tick(3);
     expect(term.text()).toContain(HIDE_CURSOR);
     expect(term.text()).toContain(WRAP_OFF);
@@ -68,7 +68,7 @@ describe('Ctrl-C', () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
     const term = fakeTerminal();
-    progressBar('collect', 5, term);
+    progressBar('collect', 5, { stream: term });
     handleInterrupt();
     expect(exit).toHaveBeenCalledWith(130);
     expect(term.text()).toContain(SHOW_CURSOR);

@@ -11,13 +11,13 @@ import {
 import { withFolderLock } from '../../store/index.ts';
 import { WORDINGS } from '../../task/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
-import { progressBar } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, progressBar, progressOptions } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { defaultRunDir } from './rollout.ts';
 
 export const DEFAULT_EVAL_TEMPERATURE = 1;
 
-const EvalFlags = z.object({
+const EvalFlags = ProgressFlags.extend({
   policy: z.string().min(1).optional(),
   compare: z.array(z.string().min(1)).length(2, 'takes exactly two policies: --compare A B').optional(),
   split: splitFlag,
@@ -50,8 +50,7 @@ export function evalOptions(opts: EvalOpts, onEpisode?: () => void): EvalOptions
 }
 
 export function registerEval(program: Command): void {
-  program
-    .command('eval')
+  addProgressFlags(program.command('eval'))
     .description(
       'evaluate a policy in physics: success per task family with Wilson 95% CIs; ' +
         '--compare A B gives the paired difference',
@@ -89,7 +88,7 @@ export function registerEval(program: Command): void {
       const eo = evalOptions(opts);
       const out = opts.out ?? defaultRunDir('eval');
       const { report, files } = await withFolderLock(out, '--out', async () => {
-        const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes);
+        const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes, progressOptions(opts));
         let report: EvalReport;
         try {
           report = await runEval({ ...eo, onEpisode: () => bar.tick() });

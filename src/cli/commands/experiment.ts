@@ -14,11 +14,12 @@ import {
 import { MODES } from '../../trainer/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { UsageError, parseOptions, printJson, requireFile } from '../options.ts';
+import { ProgressFlags, addProgressFlags } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 
 const commaList = z.string().transform((s) => s.split(',').filter(Boolean));
 
-const SpeedupOptions = z.object({
+const SpeedupOptions = ProgressFlags.extend({
   seeds: z
     .string()
     .transform((s) => s.split(',').filter(Boolean).map(Number))
@@ -48,7 +49,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
   const runs = raw.runs === 'runs/speedup' ? 'runs/research-speedup' : o.runs;
   const reportDir = raw.report === 'docs/speedup' ? 'docs/autoresearch' : o.report;
   const log = (line: string) => {
-    if (!o.json) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+    if (!o.json && !o.quiet) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
   };
   const report = await withFolderLock(runs, '--runs', () => runResearchSpeedup(parsed.data, runs, log));
   const files = writeResearchReport(
@@ -62,8 +63,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
 
 export function registerExperiment(program: Command): void {
   const experiment = program.command('experiment').description('experiments over trainer runs');
-  experiment
-    .command('speedup')
+  addProgressFlags(experiment.command('speedup'))
     .description(
       'real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, ' +
         "the speedup to real's final success; resumable (finished runs and evaluations are kept)",
@@ -122,13 +122,22 @@ export function registerExperiment(program: Command): void {
         );
       const command = `wmrl experiment speedup ${process.argv.slice(4).join(' ')}`.trim();
       const log = (line: string) => {
-        if (!o.json) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+        if (!o.json && !o.quiet) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
       };
+      const trainArgs = o.progressEvery ? ['--progress-every', String(o.progressEvery)] : [];
       const report = await withFolderLock(o.runs, '--runs', () =>
         runSpeedup(
           scene,
           parsed.data,
-          { runs: o.runs, report: o.report, policy: o.policy, worldModel: o.worldModel, scene: o.scene, bin: WMRL_BIN },
+          {
+            runs: o.runs,
+            report: o.report,
+            policy: o.policy,
+            worldModel: o.worldModel,
+            scene: o.scene,
+            bin: WMRL_BIN,
+            trainArgs,
+          },
           log,
         ),
       );

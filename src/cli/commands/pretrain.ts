@@ -7,10 +7,10 @@ import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import { PRESET_NAMES } from '../../policy/presets.ts';
 import { pretrain, type PretrainSummary } from '../../demos/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
-import { type ProgressBar, progressBar } from '../progress.ts';
+import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar, progressOptions } from '../progress.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 
-const PretrainOptions = z.object({
+const PretrainOptions = ProgressFlags.extend({
   data: z.string().min(1),
   out: z.string().endsWith('.onnx', 'must end in .onnx'),
   steps: intFlag(1),
@@ -34,7 +34,7 @@ const PretrainOptions = z.object({
 type Opts = z.infer<typeof PretrainOptions>;
 
 /** The run with a progress bar; Ctrl-C (from its first step on) ends it with a checkpoint and exit 130. */
-async function pretrainWithProgress({ json: _json, ...opts }: Opts): Promise<PretrainSummary> {
+async function pretrainWithProgress({ json: _json, quiet, progressEvery, ...opts }: Opts): Promise<PretrainSummary> {
   const runDir = opts.runDir ?? join('runs', `pretrain-${basename(opts.out, '.onnx')}`);
   let bar: ProgressBar | undefined;
   const r = await pretrain(
@@ -43,7 +43,7 @@ async function pretrainWithProgress({ json: _json, ...opts }: Opts): Promise<Pre
       shouldStop: interrupted,
       log: (line) => process.stderr.write(`${line}\n`),
       onStart: (done, total) => {
-        const steps = progressBar('pretrain', total);
+        const steps = progressBar('pretrain', total, progressOptions({ quiet, progressEvery }));
         steps.tick(done);
         bar = steps;
         const release = cooperate();
@@ -61,8 +61,7 @@ async function pretrainWithProgress({ json: _json, ...opts }: Opts): Promise<Pre
 }
 
 export function registerPretrain(program: Command): void {
-  program
-    .command('pretrain')
+  addProgressFlags(program.command('pretrain'))
     .description(
       'behaviour-clone the VLA on demonstrations from `wmrl collect` (cross-entropy on action tokens); ' +
         'the defaults are the recipe of models/vla-base.onnx',

@@ -7,12 +7,12 @@ import { withFolderLock } from '../../store/index.ts';
 import { MODES, resolveConfig } from '../../trainer/index.ts';
 import { cooperate, interrupted } from '../interrupt.ts';
 import { intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
-import { progressBar } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, progressBar, progressOptions, trainProgressText } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
 import { dirname } from 'node:path';
 
-const StartOptions = ServeFlags.extend({
+const StartOptions = ServeFlags.extend(ProgressFlags.shape).extend({
   minutes: z.coerce.number().positive('must be > 0'),
   episodes: intFlag(1),
   mode: z.enum(MODES),
@@ -48,7 +48,7 @@ export function registerStart(program: Command): void {
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout');
-  addServeFlags(cmd, 'training', true).action(async (raw) => {
+  addServeFlags(addProgressFlags(cmd), 'training', true).action(async (raw) => {
     const o = parseOptions(StartOptions, raw);
     requireFile('--policy', o.policy, 'policy file');
     const scene = loadScene(o.scene);
@@ -76,6 +76,7 @@ export function registerStart(program: Command): void {
     const release = cooperate();
     let bar: ReturnType<typeof progressBar> | null = null;
     let shown = 0;
+    const progress = trainProgressText();
     try {
       const result = await withFolderLock(out, '--out', () =>
         runMainJob({
@@ -96,9 +97,12 @@ export function registerStart(program: Command): void {
             ...(o.scene ? ['--scene', o.scene] : []),
           ],
           onIteration: (m, elapsedS, budgetS) => {
-            bar ??= progressBar('train', Math.max(1, Math.round(budgetS)));
+            // counted in seconds of the training budget: the iteration count is what the budget allows
+            bar ??= progressBar('train (seconds of budget)', Math.max(1, Math.round(budgetS)), progressOptions(o));
             const now = Math.min(Math.round(budgetS), Math.round(elapsedS));
-            bar.tick(now - shown, `iteration ${m.iteration} reward ${m['reward/anchor'].toFixed(3)}`);
+            const p = progress(m);
+            const rate = `${(m.iteration / Math.max(elapsedS, 1e-9)).toFixed(2)} it/s`;
+            bar.tick(now - shown, `iteration ${m.iteration} (${rate})${p.text ? ` | ${p.text}` : ''}`, p.mark);
             shown = now;
           },
         }),

@@ -5,16 +5,16 @@ import { readInputJson } from '../../core/input-file.ts';
 import type { TrainMetrics } from '../../core/metrics.ts';
 import { loadPolicy } from '../../policy/model.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
-import { MODES, TrainConfigSchema, resolveConfig, train, type TrainConfig } from '../../trainer/index.ts';
+import { MODES, PRESETS, TrainConfigSchema, resolveConfig, train, type TrainConfig } from '../../trainer/index.ts';
 import { tabletopTrainSetup } from '../../experiment/index.ts';
 import { QueueTransport } from '../../transport/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { REDIS_URL_HELP, UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
-import { progressBar } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, progressBar, progressOptions, trainProgressText } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
 
-const TrainOptions = ServeFlags.extend({
+const TrainOptions = ServeFlags.extend(ProgressFlags.shape).extend({
   mode: z.enum(MODES).optional(),
   iterations: intFlag(1).optional(),
   seed: seedFlag.optional(),
@@ -41,6 +41,9 @@ const SetupFileSchema = z.object({
 });
 type SetupFile = z.infer<typeof SetupFileSchema>;
 
+/** Iterations between held-out evaluations for about 15 of them in a run of `iterations`. */
+const evalEveryFor = (iterations: number): number => Math.max(1, Math.round(iterations / 15));
+
 /** A new run: preset, then --config file, then flags. A resumed one: its own config, --iterations may grow. */
 function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; resume: boolean } {
   if (o.resume) {
@@ -59,9 +62,15 @@ function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; re
     Object.entries({ mode: o.mode, iterations: o.iterations, seed: o.seed }).filter(([, v]) => v !== undefined),
   );
   requireFile('--policy', o.policy, 'policy file');
+  const cfg = resolveConfig(o.preset, file, flags);
+  // held-out evaluation about 15 times a run, unless the preset or the file sets evalEvery
+  const heldout =
+    'evalEvery' in file || PRESETS[o.preset]?.evalEvery !== undefined
+      ? {}
+      : { evalEvery: evalEveryFor(cfg.iterations) };
   return {
     dir: o.out,
-    cfg: resolveConfig(o.preset, file, flags),
+    cfg: resolveConfig(o.preset, file, { ...flags, ...heldout }),
     setup: { policy: o.policy, worldModel: o.worldModel, task: o.task, scene: o.scene },
     resume: false,
   };
@@ -105,7 +114,7 @@ export function registerTrain(program: Command): void {
         .map(([k, v]) => `  ${k}: ${v.description ?? ''}`)
         .join('\n')}`,
     );
-  addServeFlags(cmd, 'training').action(async (raw) => {
+  addServeFlags(addProgressFlags(cmd), 'training').action(async (raw) => {
     const opts = parseOptions(TrainOptions, raw);
     const plan = runPlan(opts);
     if (raw.remote !== 'anchors' && !opts.redis) throw new UsageError('--remote: needs --redis');
@@ -142,7 +151,8 @@ export function registerTrain(program: Command): void {
         : undefined;
       if (!plan.resume)
         commitFiles([{ path: join(plan.dir, 'setup.json'), data: `${JSON.stringify(plan.setup, null, 2)}\n` }]);
-      const bar = progressBar('train', plan.cfg.iterations);
+      const bar = progressBar('train', plan.cfg.iterations, progressOptions(opts));
+      const progress = trainProgressText();
       const release = cooperate();
       try {
         await train(setup, plan.cfg, plan.dir, {
@@ -152,7 +162,8 @@ export function registerTrain(program: Command): void {
           shouldStop: interrupted,
           onIteration: (m) => {
             last = m;
-            bar.tick(m.iteration - shown, `reward ${m['reward/anchor'].toFixed(3)} wm ${m['reward/wm'].toFixed(3)}`);
+            const p = progress(m);
+            bar.tick(m.iteration - shown, p.text, p.mark);
             shown = m.iteration;
           },
         });

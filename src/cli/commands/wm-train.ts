@@ -7,12 +7,12 @@ import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import { trainWorldModel } from '../../worldmodel/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
-import { type ProgressBar, progressBar } from '../progress.ts';
+import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar, progressOptions } from '../progress.ts';
 import { physicsSpecs, printReport } from './wm.ts';
 
 const list = (v: string, prev: string[] = []) => [...prev, v];
 
-const TrainOptions = z.object({
+const TrainOptions = ProgressFlags.extend({
   data: z.array(z.string()).min(1, 'give at least one run folder'),
   val: z.array(z.string()).optional(),
   out: z.string().regex(/\.onnx$/, 'must end in .onnx'),
@@ -34,7 +34,7 @@ const TrainOptions = z.object({
 });
 type Opts = z.infer<typeof TrainOptions>;
 
-async function wmTrain({ json, ...o }: Opts): Promise<void> {
+async function wmTrain({ json, quiet, progressEvery, ...o }: Opts): Promise<void> {
   const metrics = o.metrics ?? o.out.replace(/\.onnx$/, '.metrics.jsonl');
   const runDir = o.runDir ?? join('runs', `wm-train-${basename(o.out, '.onnx')}`);
   const command = `wmrl wm train ${process.argv
@@ -48,7 +48,7 @@ async function wmTrain({ json, ...o }: Opts): Promise<void> {
     {
       shouldStop: interrupted,
       onStart: (done, total) => {
-        const fit = progressBar('wm train', total);
+        const fit = progressBar('wm train', total, progressOptions({ quiet, progressEvery }));
         fit.tick(done);
         [bar, last] = [fit, done];
         const release = cooperate();
@@ -75,7 +75,7 @@ async function wmTrain({ json, ...o }: Opts): Promise<void> {
 }
 
 export function registerWmTrain(wm: Command): void {
-  wm.command('train')
+  addProgressFlags(wm.command('train'))
     .description('train the K-member ensemble on physics transitions from run folders (wmrl rollout writes them)')
     .option('--data <dir>', 'run folder with recorded states (repeatable)', list)
     .option('--val <dir>', 'held-out run folder (repeatable; default: every 10th episode of --data)', list)

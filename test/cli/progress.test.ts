@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { clockText, progressBar, trainProgressText } from '../../src/cli/progress.ts';
+import { wmrlProcess } from './helpers.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'wmrl-progress-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A log file as a stream: no terminal. */
+function logStream() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { stream, lines: () => text.trim().split('\n').filter(Boolean) };
+}
+
+describe('progress without a terminal', () => {
+  it('prints the first and the last tick, marked ticks, and otherwise at most one line per interval', () => {
+    const log = logStream();
+    const bar = progressBar('train', 10, { stream: log.stream, everyS: 3600 });
+    for (let i = 1; i <= 10; i++) bar.tick(1, `step ${i}`, i === 4);
+    bar.stop();
+    const lines = log.lines();
+    expect(lines.map((l) => l.split(' ')[1])).toEqual(['1/10', '4/10', '10/10']);
+    expect(lines[1]).toMatch(/^train 4\/10 \(40%\) \| .* \| elapsed \d+:\d\d \| left .* \| step 4$/);
+    expect(lines[2]).toMatch(/left 0:00 \| step 10$/);
+  });
+
+  it('prints every tick when the interval is 0, a last line on stop, nothing when quiet', () => {
+    const log = logStream();
+    const bar = progressBar('eval', 5, { stream: log.stream, everyS: 0 });
+    bar.tick(2);
+    bar.tick(1);
+    bar.stop();
+    expect(log.lines().map((l) => l.split(' ')[1])).toEqual(['2/5', '3/5']);
+    const quiet = logStream();
+    const q = progressBar('eval', 5, { stream: quiet.stream, quiet: true });
+    q.tick(5);
+    q.stop();
+    expect(quiet.lines()).toEqual([]);
+  });
+
+  it('formats clocks and training text (smoothed anchor success, the last held-out interval)', () => {
+    expect([clockText(5), clockText(65), clockText(3725), clockText(Number.NaN)]).toEqual([
+      '0:05',
+      '1:05',
+      '1:02:05',
+      '?',
+    ]);
+    const text = trainProgressText();
+    expect(text({ iteration: 1, 'success/anchor': 1 }).text).toBe('anchor success 1.00 (EMA)');
+    const second = text({
+      iteration: 2,
+      'success/anchor': 0,
+      'eval/success': 0.25,
+      'eval/ci_low': 0.2,
+      'eval/ci_high': 0.3,
+    });
+    expect(second).toEqual({ text: 'anchor success 0.90 (EMA) | held-out 25.0% [20.0%, 30.0%] at 2', mark: true });
+  });
+
+  it('wmrl train writing to a log prints i/N lines with the held-out success; --quiet prints none', {
+    timeout: 180_000,
+  }, async () => {
+    const config = join(tmp, 'eval.json');
+    writeFileSync(config, JSON.stringify({ evalEvery: 2, evalEpisodes: 2 }));
+    const args = ['train', '--preset', 'smoke', '--task', 'tabletop/pick-place', '--config', config];
+    const r = await wmrlProcess(process.cwd(), ...args, '--out', join(tmp, 'run'), '--iterations', '4');
+    expect(r.code).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('train '));
+    expect(lines[0]).toMatch(/^train 1\/4 \(25%\) \| .* \| anchor success \d\.\d\d \(EMA\)$/);
+    expect(lines.some((l) => /^train 2\/4 .* held-out \d+\.\d% \[\d+\.\d%, \d+\.\d%\] at 2$/.test(l))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^train 4\/4 \(100%\) .* left 0:00 /);
+    const quiet = await wmrlProcess(
+      process.cwd(),
+      ...args,
+      '--out',
+      join(tmp, 'quiet'),
+      '--iterations',
+      '2',
+      '--quiet',
+    );
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).not.toMatch(/^train /m);
+  });
+});
