@@ -22,13 +22,16 @@ export interface ProgressOptions {
 /** The flags every long command takes (addProgressFlags). */
 export const ProgressFlags = z.object({
   quiet: z.boolean().optional(),
-  progressEvery: z.coerce.number().positive().optional(),
+  progressEvery: z.coerce.number().min(0, 'must be >= 0').optional(),
 });
 
 export function addProgressFlags<C extends { option(flags: string, description: string): C }>(cmd: C): C {
   return cmd
     .option('--quiet', 'no progress bar on a terminal, no progress lines in a log')
-    .option('--progress-every <s>', 'without a terminal: seconds between progress lines at most (default 10)');
+    .option(
+      '--progress-every <s>',
+      'without a terminal: seconds between progress lines at most (default 10; 0: every step)',
+    );
 }
 
 export function progressOptions(o: z.infer<typeof ProgressFlags>): ProgressOptions {

@@ -72,8 +72,13 @@ describe('speedup experiment', () => {
       policy: 'models/vla-base.onnx',
       worldModel: 'models/wm-base.onnx',
       bin: WMRL_BIN,
+      trainArgs: ['--progress-every', '0'],
     };
-    const report = await runSpeedup(scene, cfg, paths);
+    const logged: string[] = [];
+    const report = await runSpeedup(scene, cfg, paths, (line) => logged.push(line));
+    // the training children's progress lines reach the experiment's log under the run's name
+    expect(logged).toContain('training real-seed0 (2 iterations)');
+    expect(logged.some((l) => /^wmrl-seed0: train 3\/3 \(100%\)/.test(l))).toBe(true);
     expect(report.runs.map((r) => [r.mode, r.iterations])).toEqual([
       ['real', 2],
       ['wmrl', 3],
