@@ -140,7 +140,11 @@ export class TrainSession {
       const model = writeOnnx(graph);
       const update = new Graph(params.float);
       const trainable = graph.params.filter((p) => p.trainable);
-      const layout = { ...addShardedUpdate(update, trainable, count, opts.optimizer), metrics: names };
+      const layout = {
+        ...addShardedUpdate(update, trainable, count, opts.optimizer),
+        buffers: graph.params.filter((p) => !p.trainable).map((p) => p.name), // fed to the slices only
+        metrics: names,
+      };
       t = new TrainSession(await Session.create(writeOnnx(update), opts, params.float), layout, params.float, graph);
       const hosts = opts.hosts ?? [];
       t.shards = {
@@ -245,19 +249,14 @@ export class TrainSession {
         arrays.reduce((a, x) => a + x[0], 0),
         this.float,
       );
-    const all =
-      this.float === 'float32'
-        ? new Float32Array(arrays.reduce((n, a) => n + a.length, 0))
-        : new Float64Array(arrays.reduce((n, a) => n + a.length, 0));
+    const all = this.float === 'float32' ? new Float32Array(sumLengths(arrays)) : new Float64Array(sumLengths(arrays));
     let at = 0;
     for (const a of arrays) {
       all.set(a, at);
       at += a.length;
     }
-    return this.session.tensor(this.float, all, [
-      all.length / parts[0].dims.slice(1).reduce((a, b) => a * b, 1),
-      ...parts[0].dims.slice(1),
-    ]);
+    const rows = parts.reduce((n, t) => n + t.dims[0], 0);
+    return this.session.tensor(this.float, all, [rows, ...parts[0].dims.slice(1)]);
   }
 
   /** Number of optimizer steps taken (skipped non-finite steps do not count). */
@@ -305,6 +304,8 @@ export class TrainSession {
     await this.session.close();
   }
 }
+
+const sumLengths = (arrays: readonly ArrayLike<number>[]): number => arrays.reduce((n, a) => n + a.length, 0);
 
 /** Forward-only session with the parameters baked in as initializers. */
 export class ForwardSession {

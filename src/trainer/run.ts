@@ -152,7 +152,8 @@ export async function closeRun(r: Run): Promise<void> {
     if (e.eval !== e.real) e.eval?.close();
     e.model?.close();
   }
-  await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close(), r.split?.close()]);
+  await Promise.all([r.sampler.close(), r.refSampler.close(), r.trainer.close()]);
+  await r.split?.close(); // after the trainer, whose update slices live on the helpers
 }
 
 export function newIteration(r: Run, it: number): Iteration {

@@ -218,7 +218,9 @@ describe('data-parallel steps (shards)', () => {
   // Sum of squared errors over a slice divided by the whole batch's row count: slices add up.
   const rows = 32;
   const build = (batch: number) => (g: Graph) => {
-    const d = o.sub(L.mlp(g.input('x', [batch, 3]), 'net', [16], 1, { act: 'tanh' }), g.input('y', [batch, 1]));
+    const scale = g.param('scale', [1], { kind: 'const', value: 0.5 }, { trainable: false }); // a buffer
+    const x = o.mul(g.input('x', [batch, 3]), scale);
+    const d = o.sub(L.mlp(x, 'net', [16], 1, { act: 'tanh' }), g.input('y', [batch, 1]));
     return { loss: o.div(o.sumAll(o.mul(d, d)), rows), metrics: { err: o.reshape(d, [batch]), sq: o.sumAll(d) } };
   };
   const rng = new Rng(4);
