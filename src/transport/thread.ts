@@ -8,7 +8,6 @@ import type { Feeds, RemoteGraph, ShardHost } from '../nn/index.ts';
 import type { GroupJob, Rollout } from '../trainer/rollouts.ts';
 import type { GroupRequest, RolloutTransport } from '../trainer/types.ts';
 import { contentAddressed, encodePolicy } from './codec.ts';
-
 import {
   type GroupsCall,
   type HelperAnswer,

@@ -4,6 +4,7 @@ import * as ortWeb from 'onnxruntime-web/wasm';
 import type { Frame } from '../../src/protocol/index.ts';
 import type { Scene } from '../../src/scene/schema.ts';
 import type { Player, Track } from './player.ts';
+import { instructionMismatch } from './sim/instruction.ts';
 import { type Dynamics, InPageRunner, type ModelBytes, matchInstruction, type StepView } from './sim/runner.ts';
 
 const MODELS = '/models/';
@@ -78,10 +79,15 @@ export function setupInPage(scene: Scene, player: Player, status: (text: string)
       const typed = (document.getElementById('ip-instruction') as HTMLInputElement).value.trim();
       let task = taskSelect.value;
       let seed = Number((document.getElementById('ip-seed') as HTMLInputElement).value) || 0;
+      let matched = '';
       if (typed) {
         const match = matchInstruction(scene, typed);
-        if (!match) throw new Error(`no task of this scene matches "${typed}"`);
+        if (!match)
+          throw new Error(
+            `"${typed}": ${instructionMismatch(scene, typed) ?? 'no family trains on that object and target'}`,
+          );
         ({ task, seed } = match);
+        matched = `matched ${match.object} -> ${match.target}, ${task} seed ${seed}; `;
       }
       const steps = Math.max(
         1,
@@ -120,7 +126,8 @@ export function setupInPage(scene: Scene, player: Player, status: (text: string)
         );
       inPageResult.done = true;
       status(
-        `${task} seed ${seed}: ${track.physics.length - 1} steps${track.physics.at(-1)?.success ? ', solved' : ''}`,
+        `${matched}${task} seed ${seed}: ${track.physics.length - 1} steps` +
+          `${track.physics.at(-1)?.success ? ', solved' : ''}`,
       );
       player.setTrack(track, 0);
       player.play();

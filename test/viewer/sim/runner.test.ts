@@ -23,6 +23,7 @@ import {
   type StepView,
   matchInstruction,
 } from '../../../viewer/src/sim/runner.ts';
+import { instructionMismatch } from '../../../viewer/src/sim/instruction.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const read = (name: string) => new Uint8Array(readFileSync(join(ROOT, name)));
@@ -169,6 +170,27 @@ describe('matchInstruction', () => {
     expect(name(sampleTask(scene, m!.task, m!.seed))).toEqual(['red_cube', 'bin', 0]);
     const s = matchInstruction(scene, 'stack the red cube on the blue cube');
     expect(name(sampleTask(scene, s!.task, s!.seed))).toEqual(['red_cube', 'object', 2]);
+  });
+
+  it('places a word that names one thing only: "the bin", "the red one", "orange"', () => {
+    for (const text of [
+      'put the red cube in the bin',
+      'toss the red cube into the bin',
+      'drop the red one in the box',
+    ]) {
+      const m = matchInstruction(scene, text);
+      expect(m, text).toMatchObject({ task: 'tabletop/put-in-bin', object: 'red_cube', target: 'grey_bin' });
+    }
+    const z = matchInstruction(scene, 'shove the green block over to orange');
+    expect(z).toMatchObject({ task: 'tabletop/push', object: 'green_cube', target: 'orange_zone' });
+    // "cube" and "zone" name several things: they place nothing on their own
+    expect(matchInstruction(scene, 'put the cube in the zone')).toBeNull();
+  });
+
+  it('says which part it could not place', () => {
+    expect(instructionMismatch(scene, 'put the cube in the bin')).toMatch(/^no object named: say which \(red cube, /);
+    expect(instructionMismatch(scene, 'push the red cube')).toMatch(/^no target named/);
+    expect(instructionMismatch(scene, 'put the red cube in the bin')).toBeNull();
   });
 
   it("null for junk, a missing target, or a pair held out of the family's training set", () => {

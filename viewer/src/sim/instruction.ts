@@ -14,17 +14,37 @@ interface Mention {
   length: number;
 }
 
-/** Every phrase of a scene object, zone or bin found in `words`, by position. */
+/** Every phrase of a scene object, zone or bin found in `words`, by position; outside those, every word
+ *  that belongs to one thing's phrases only ("red": the red cube, "bin": the grey bin). */
 function mentions(scene: Scene, words: string[]): Mention[] {
+  const things = [...scene.objects, ...scene.zones, ...scene.bins];
   const found: Mention[] = [];
-  for (const thing of [...scene.objects, ...scene.zones, ...scene.bins]) {
+  for (const thing of things) {
     for (const phrase of thing.words.map(splitWords)) {
       for (let at = 0; at + phrase.length <= words.length; at++) {
         if (phrase.every((w, k) => words[at + k] === w)) found.push({ name: thing.name, at, length: phrase.length });
       }
     }
   }
+  const owners = new Map<string, Set<string>>();
+  for (const thing of things)
+    for (const w of thing.words.flatMap(splitWords)) owners.set(w, (owners.get(w) ?? new Set()).add(thing.name));
+  const covered = (at: number) => found.some((m) => at >= m.at && at < m.at + m.length);
+  words.forEach((w, at) => {
+    const own = owners.get(w);
+    if (own?.size === 1 && !covered(at)) found.push({ name: [...own][0], at, length: 1 });
+  });
   return found.sort((a, b) => a.at - b.at || b.length - a.length);
+}
+
+/** Why `text` names no object and target of the scene (for the page to show), or null when it does. */
+export function instructionMismatch(scene: Scene, text: string): string | null {
+  const words = splitWords(text);
+  const all = mentions(scene, words);
+  const isObject = (m: Mention) => scene.objects.some((o) => o.name === m.name);
+  if (!all.some(isObject)) return `no object named: say which (${scene.objects.map((o) => o.words[0]).join(', ')})`;
+  if (!objectAndTarget(scene, words)) return 'no target named: say where (a zone, the bin or another object)';
+  return null;
 }
 
 /** The object (first object mentioned) and target (first other thing mentioned, not overlapping it). */
@@ -53,7 +73,10 @@ function templateScore(task: TaskFamilyConfig, words: string[]): number {
  *  target) pair are ranked by template match; the best ones (ties in scene order) whose training set has
  *  the pair are searched over their first MATCH_SEEDS train seeds. null when the text names no object
  *  and target, the pair is held out of the best families' training set, or no seed fits. */
-export function matchInstruction(scene: Scene, text: string): { task: string; seed: number } | null {
+export function matchInstruction(
+  scene: Scene,
+  text: string,
+): { task: string; seed: number; object: string; target: string } | null {
   const words = splitWords(text);
   const pair = objectAndTarget(scene, words);
   if (!pair) return null;
@@ -71,7 +94,7 @@ export function matchInstruction(scene: Scene, text: string): { task: string; se
       const seed = splitSeed(scene, 'train', i);
       const t = sampleTask(scene, task.id, seed);
       if (t.object === objectIndex && lists[t.target.kind][t.target.index].name === target)
-        return { task: task.id, seed };
+        return { task: task.id, seed, object, target };
     }
   }
   return null;
