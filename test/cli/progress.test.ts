@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -66,7 +66,7 @@ describe('progress without a terminal', () => {
     expect(second).toEqual({ text: 'anchor success 0.90 (EMA) | held-out 25.0% [20.0%, 30.0%] at 2', mark: true });
   });
 
-  it('wmrl train writing to a log prints i/N lines with the held-out success; --quiet prints none', {
+  it('wmrl train writing to a log prints i/N lines with the held-out success; --quiet prints none; evaluating changes no result', {
     timeout: 180_000,
   }, async () => {
     const config = join(tmp, 'eval.json');
@@ -78,16 +78,14 @@ describe('progress without a terminal', () => {
     expect(lines[0]).toMatch(/^train 1\/4 \(25%\) \| .* \| anchor success \d\.\d\d \(EMA\)$/);
     expect(lines.some((l) => /^train 2\/4 .* held-out \d+\.\d% \[\d+\.\d%, \d+\.\d%\] at 2$/.test(l))).toBe(true);
     expect(lines.at(-1)).toMatch(/^train 4\/4 \(100%\) .* left 0:00 /);
-    const quiet = await wmrlProcess(
-      process.cwd(),
-      ...args,
-      '--out',
-      join(tmp, 'quiet'),
-      '--iterations',
-      '2',
-      '--quiet',
-    );
+    const off = join(tmp, 'off.json');
+    writeFileSync(off, JSON.stringify({ evalEvery: 0 }));
+    const quietArgs = [...args.slice(0, -1), off, '--out', join(tmp, 'quiet'), '--iterations', '4', '--quiet'];
+    const quiet = await wmrlProcess(process.cwd(), ...quietArgs);
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).not.toMatch(/^train /m);
+    // the same run without held-out evaluations trains the same policy
+    const policy = (dir: string) => readFileSync(join(tmp, dir, 'policy.onnx'));
+    expect(policy('quiet').equals(policy('run'))).toBe(true);
   });
 });
