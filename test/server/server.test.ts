@@ -228,7 +228,9 @@ describe('viewer server', () => {
     const plain = await run(false);
     const tapped = await run(true);
     expect(tapped).toEqual(plain);
-    await expect.poll(() => frames.length, { timeout: 10_000 }).toBeGreaterThan(10);
+    // frames are throttled to MAX_FPS per stream (first and last of each episode always), so how many
+    // arrive depends on the machine's speed: a few is what the tap promises
+    await expect.poll(() => frames.length, { timeout: 10_000 }).toBeGreaterThan(4);
     for (const f of frames) expect(FrameSchema.safeParse(f).success).toBe(true);
     expect(FrameSchema.parse(frames[0]).stream).toBe('push test');
   });
