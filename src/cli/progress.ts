@@ -15,11 +15,11 @@ export interface ProgressOptions {
   quiet?: boolean;
   /** Without a terminal: seconds between plain lines at most (default 10); the first and the last
    *  tick and every marked one always print. */
-  everyS?: number;
+  progressEvery?: number;
   stream?: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
-/** The flags every long command takes (addProgressFlags). */
+/** The flags every long command takes (addProgressFlags): ProgressOptions as parsed flags. */
 export const ProgressFlags = z.object({
   quiet: z.boolean().optional(),
   progressEvery: z.coerce.number().min(0, 'must be >= 0').optional(),
@@ -34,17 +34,13 @@ export function addProgressFlags<C extends { option(flags: string, description: 
     );
 }
 
-export function progressOptions(o: z.infer<typeof ProgressFlags>): ProgressOptions {
-  return { quiet: o.quiet, everyS: o.progressEvery };
-}
-
 /** Progress on stderr (stdout stays clean for --json): a live bar on a terminal, plain lines in a log
  *  (nohup, a cluster job, CI), nothing with `quiet`. Ctrl-C stops the bar, which shows the cursor
  *  again and turns line wrap back on. */
 export function progressBar(label: string, total: number, o: ProgressOptions = {}): ProgressBar {
   const stream = o.stream ?? process.stderr;
   if (o.quiet) return { tick() {}, stop() {} };
-  if (!stream.isTTY) return progressLines(label, total, stream, o.everyS ?? 10);
+  if (!stream.isTTY) return progressLines(label, total, stream, o.progressEvery ?? 10);
   const bar = new cliProgress.SingleBar(
     {
       format: `${label} [{bar}] {value}/{total} {percentage}% | eta {eta_formatted} | {extra}`,

@@ -1,7 +1,7 @@
 // Train-step and forward sessions. A TrainSession runs forward + backward + AdamW in one session.run
 // and feeds each step's output tensors straight back in; a ForwardSession bakes the weights in as
 // initializers (faster than feeding them) and is rebuilt after updates.
-import { Graph, type FloatType, type Tensor, type TypedArray } from './ir.ts';
+import { type DType, Graph, type FloatType, type Tensor, type TypedArray } from './ir.ts';
 import { writeOnnx } from './onnx.ts';
 import {
   type AdamWConfig,
@@ -53,13 +53,10 @@ export interface RemoteGraph {
   close(): Promise<void>;
 }
 
-/** The gradient graphs of a sharded TrainSession: slice 0 here, the others here or on hosts. */
+/** The gradient graphs of a sharded TrainSession: slice 0 here, slice k > 0 on remote[k - 1] or here. */
 interface Shards {
-  count: number;
   local: Session;
   remote: (RemoteGraph | null)[];
-  /** The gradient graph's data inputs (one slice's rows). */
-  inputs: { name: string; shape: readonly number[] }[];
 }
 
 export const DEFAULT_MAX_NONFINITE_STEPS = 20;
@@ -148,12 +145,10 @@ export class TrainSession {
       t = new TrainSession(await Session.create(writeOnnx(update), opts, params.float), layout, params.float, graph);
       const hosts = opts.hosts ?? [];
       t.shards = {
-        count,
         local: await Session.create(model, opts, params.float),
         remote: await Promise.all(
           Array.from({ length: count - 1 }, (_, k) => (hosts[k] ? hosts[k].open(model) : null)),
         ),
-        inputs: t.dataInputs,
       };
     }
     t.maxRejected = max;
@@ -217,27 +212,26 @@ export class TrainSession {
   /** Every slice's gradient graph on its rows (slices on hosts at the same time as slice 0 here). */
   private async runShards(data: Feeds): Promise<Feeds[]> {
     const s = this.shards!;
+    const count = s.remote.length + 1;
     const params: Feeds = {};
     for (const name of [...this.layout.trainable, ...this.layout.buffers]) params[name] = this.state.get(name)!;
+    // slice k of every input whose batch axis is `count` times the gradient graph's; the rest as given
     const slice = (k: number): Feeds => {
       const f: Feeds = { ...params };
-      for (const d of s.inputs) {
+      for (const d of this.dataInputs) {
         const t = data[d.name];
         const rows = d.shape[0];
-        if (d.shape.length && t.dims[0] === rows * s.count) {
-          const per = t.size / s.count;
+        if (d.shape.length && t.dims[0] === rows * count) {
+          const per = t.size / count;
           const part = (t.data as TypedArray).subarray(k * per, (k + 1) * per);
-          f[d.name] = new this.session.ort.Tensor(t.type as 'float32', part as Float32Array, [
-            rows,
-            ...t.dims.slice(1),
-          ]);
+          f[d.name] = this.session.tensor(t.type as DType, part, [rows, ...t.dims.slice(1)]);
         } else f[d.name] = t;
       }
       return f;
     };
     const remote = s.remote.map((g, k) => g?.run(slice(k + 1)) ?? null);
     const out: Feeds[] = [await s.local.run(slice(0))];
-    for (let k = 1; k < s.count; k++) out.push(await (remote[k - 1] ?? s.local.run(slice(k))));
+    for (let k = 1; k < count; k++) out.push(await (remote[k - 1] ?? s.local.run(slice(k))));
     return out;
   }
 

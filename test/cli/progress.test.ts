@@ -24,7 +24,7 @@ function logStream() {
 describe('progress without a terminal', () => {
   it('prints the first and the last tick, marked ticks, and otherwise at most one line per interval', () => {
     const log = logStream();
-    const bar = progressBar('train', 10, { stream: log.stream, everyS: 3600 });
+    const bar = progressBar('train', 10, { stream: log.stream, progressEvery: 3600 });
     for (let i = 1; i <= 10; i++) bar.tick(1, `step ${i}`, i === 4);
     bar.stop();
     const lines = log.lines();
@@ -35,7 +35,7 @@ describe('progress without a terminal', () => {
 
   it('prints every tick when the interval is 0, a last line on stop, nothing when quiet', () => {
     const log = logStream();
-    const bar = progressBar('eval', 5, { stream: log.stream, everyS: 0 });
+    const bar = progressBar('eval', 5, { stream: log.stream, progressEvery: 0 });
     bar.tick(2);
     bar.tick(1);
     bar.stop();

@@ -11,7 +11,7 @@ import {
 import { withFolderLock } from '../../store/index.ts';
 import { WORDINGS } from '../../task/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
-import { ProgressFlags, addProgressFlags, progressBar, progressOptions } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { defaultRunDir } from './rollout.ts';
 
@@ -88,7 +88,7 @@ export function registerEval(program: Command): void {
       const eo = evalOptions(opts);
       const out = opts.out ?? defaultRunDir('eval');
       const { report, files } = await withFolderLock(out, '--out', async () => {
-        const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes, progressOptions(opts));
+        const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes, opts);
         let report: EvalReport;
         try {
           report = await runEval({ ...eo, onEpisode: () => bar.tick() });

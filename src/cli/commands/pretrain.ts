@@ -7,7 +7,7 @@ import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import { PRESET_NAMES } from '../../policy/presets.ts';
 import { pretrain, type PretrainSummary } from '../../demos/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
-import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar, progressOptions } from '../progress.ts';
+import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar } from '../progress.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 
 const PretrainOptions = ProgressFlags.extend({
@@ -43,7 +43,7 @@ async function pretrainWithProgress({ json: _json, quiet, progressEvery, ...opts
       shouldStop: interrupted,
       log: (line) => process.stderr.write(`${line}\n`),
       onStart: (done, total) => {
-        const steps = progressBar('pretrain', total, progressOptions({ quiet, progressEvery }));
+        const steps = progressBar('pretrain', total, { quiet, progressEvery });
         steps.tick(done);
         bar = steps;
         const release = cooperate();

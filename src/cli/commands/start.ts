@@ -7,7 +7,7 @@ import { withFolderLock } from '../../store/index.ts';
 import { MODES, resolveConfig } from '../../trainer/index.ts';
 import { cooperate, interrupted } from '../interrupt.ts';
 import { intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
-import { ProgressFlags, addProgressFlags, progressBar, progressOptions, trainProgressText } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, progressBar, trainProgressText } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
 import { dirname } from 'node:path';
@@ -98,7 +98,7 @@ export function registerStart(program: Command): void {
           ],
           onIteration: (m, elapsedS, budgetS) => {
             // counted in seconds of the training budget: the iteration count is what the budget allows
-            bar ??= progressBar('train (seconds of budget)', Math.max(1, Math.round(budgetS)), progressOptions(o));
+            bar ??= progressBar('train (seconds of budget)', Math.max(1, Math.round(budgetS)), o);
             const now = Math.min(Math.round(budgetS), Math.round(elapsedS));
             const p = progress(m);
             const rate = `${(m.iteration / Math.max(elapsedS, 1e-9)).toFixed(2)} it/s`;

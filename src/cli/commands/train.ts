@@ -10,7 +10,7 @@ import { tabletopTrainSetup } from '../../experiment/index.ts';
 import { QueueTransport } from '../../transport/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { REDIS_URL_HELP, UsageError, intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
-import { ProgressFlags, addProgressFlags, progressBar, progressOptions, trainProgressText } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, progressBar, trainProgressText } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
 
@@ -151,7 +151,7 @@ export function registerTrain(program: Command): void {
         : undefined;
       if (!plan.resume)
         commitFiles([{ path: join(plan.dir, 'setup.json'), data: `${JSON.stringify(plan.setup, null, 2)}\n` }]);
-      const bar = progressBar('train', plan.cfg.iterations, progressOptions(opts));
+      const bar = progressBar('train', plan.cfg.iterations, opts);
       const progress = trainProgressText();
       const release = cooperate();
       try {

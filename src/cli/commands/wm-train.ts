@@ -7,7 +7,7 @@ import { DEFAULT_MAX_NONFINITE_STEPS } from '../../nn/train.ts';
 import { trainWorldModel } from '../../worldmodel/index.ts';
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 import { intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
-import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar, progressOptions } from '../progress.ts';
+import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar } from '../progress.ts';
 import { physicsSpecs, printReport } from './wm.ts';
 
 const list = (v: string, prev: string[] = []) => [...prev, v];
@@ -48,7 +48,7 @@ async function wmTrain({ json, quiet, progressEvery, ...o }: Opts): Promise<void
     {
       shouldStop: interrupted,
       onStart: (done, total) => {
-        const fit = progressBar('wm train', total, progressOptions({ quiet, progressEvery }));
+        const fit = progressBar('wm train', total, { quiet, progressEvery });
         fit.tick(done);
         [bar, last] = [fit, done];
         const release = cooperate();
