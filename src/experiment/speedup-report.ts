@@ -2,6 +2,7 @@
 // vs physics steps per mode, as inline SVG, and the table), written as one unit.
 import { join } from 'node:path';
 import { commitFiles } from '../store/index.ts';
+import { REPLICATES, type SpeedupInterval } from './speedup-fit.ts';
 import type { CurvePoint, SpeedupReport } from './speedup.ts';
 
 const COLOURS: Record<string, string> = {
@@ -15,6 +16,9 @@ const COLOURS: Record<string, string> = {
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 const pct = (x: number) => `${(100 * x).toFixed(1)}`;
 const fmt = (x: number | null, d = 1) => (x === null ? 'not reached' : x.toFixed(d));
+
+const interval = (f: SpeedupInterval | null, d: number) =>
+  f ? `${fmt(f.estimate, d)} [${f.low.toFixed(d)}, ${f.high.toFixed(d)}] (${pct(f.reached)}%)` : '';
 
 /** One line chart: x from `xOf`, y = held-out success, a line per (mode, seed), the base at x = 0. */
 function chart(report: SpeedupReport, title: string, xLabel: string, xOf: (c: CurvePoint) => number): string {
@@ -77,6 +81,9 @@ function table(report: SpeedupReport): string {
     'vs real (points) [95%]',
     'speedup wall-clock (curves)',
     'speedup physics steps (curves)',
+    'fitted speedup wall-clock [95%] (reached)',
+    'fitted speedup physics [95%] (reached)',
+    'cost per iteration vs real',
     'ceiling (free WM)',
     'wall-clock speedup at least (final eval)',
     'physics speedup at least (final eval)',
@@ -96,6 +103,9 @@ function table(report: SpeedupReport): string {
     `${pct(r.vs_real.diff)} [${pct(r.vs_real.ci_low)}, ${pct(r.vs_real.ci_high)}]`,
     fmt(r.speedup_wall, 2),
     fmt(r.speedup_physics, 1),
+    interval(r.speedup_wall_fit, 2),
+    interval(r.speedup_physics_fit, 1),
+    fmt(r.iteration_cost_vs_real, 2),
     fmt(r.speedup_wall_ceiling, 2),
     fmt(r.speedup_wall_at_least, 2),
     fmt(r.speedup_physics_at_least, 1),
@@ -123,7 +133,10 @@ export function speedupHtml(report: SpeedupReport, command: string): string {
     "Speedup: real's final success is the mean of its last three curve points; a run reaches it at the first point " +
     "from which its curve's mean stays at or above it; speedup = real's time (or physics steps) to reach it over " +
     `the mode's. "At least": from the final evaluations alone, a run ending at or above real's final success ` +
-    '(paired) got there no later than its own end.</p>\n' +
+    '(paired) got there no later than its own end. "Fitted": each curve fitted non-decreasing (isotonic), ' +
+    "real's fitted final success as the target, crossings interpolated between points; the 95% interval " +
+    `from ${REPLICATES} bootstrap redraws of every point's episodes (a replicate that never reaches counts ` +
+    'as 0; "reached": the share that did). Cost per iteration: training seconds per iteration over real\'s.</p>\n' +
     chart(
       report,
       'held-out success vs training wall-clock',

@@ -26,6 +26,7 @@ import {
   secondsOf,
   trainRun,
 } from './speedup-runs.ts';
+import { withFits } from './speedup-fit.ts';
 import { heldoutResult } from './tabletop.ts';
 
 export { type CurvePoint, curveOf } from './speedup-runs.ts';
@@ -178,8 +179,12 @@ export async function runSpeedup(
     });
   }
 
-  // 3. speedup: each run against real's final success (speedupRow)
-  const table = runs.map((r) => speedupRow(cfg, runs, r));
+  // 3. speedup: each run against real's final success (speedupRow), and fitted with its interval (withFits)
+  const table = withFits(
+    runs.map((r) => speedupRow(cfg, runs, r)),
+    runs.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve })),
+    cfg.evalEpisodes * cfg.tasks.length,
+  );
   const report = {
     format: 'wmrl-speedup/1',
     config: cfg,
