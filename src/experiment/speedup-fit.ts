@@ -120,13 +120,13 @@ export function withFits<R extends { mode: string; seed: number; iterations: num
     const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed);
     const curveOf = (x: { mode: string; seed: number }) =>
       curves.find((c) => c.mode === x.mode && c.seed === x.seed)?.points ?? [];
-    const fit = (axis: 'seconds' | 'physicsSteps') =>
+    const intervalOn = (axis: 'seconds' | 'physicsSteps') =>
       real && r !== real ? speedupInterval(curveOf(real), curveOf(r), axis, episodes, r.seed) : null;
     const perIteration = (x: R) => x.train_seconds / Math.max(1, x.iterations);
     return {
       ...r,
-      speedup_wall_fit: fit('seconds'),
-      speedup_physics_fit: fit('physicsSteps'),
+      speedup_wall_fit: intervalOn('seconds'),
+      speedup_physics_fit: intervalOn('physicsSteps'),
       iteration_cost_vs_real: real ? perIteration(r) / perIteration(real) : null,
     };
   });
