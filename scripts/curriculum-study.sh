@@ -4,17 +4,20 @@
 # $SEEDS, each policy evaluated on $EPISODES held-out episodes per family (seeds 0..), then the table.
 # Resumable: finished runs and evaluations are kept, interrupted runs continue from their checkpoint.
 # Several copies may run at once (a lock per run); then print the table with scripts/curriculum-table.ts.
+# Other studies reuse it: CONFIGS names the folder of row configs, TASK the tasks trained and evaluated.
 set -euo pipefail
 OUT=${1:-runs/curriculum}
 ITERATIONS=${ITERATIONS:-100}
 SEEDS=${SEEDS:-"1 2 3"}
 EPISODES=${EPISODES:-100}
 ROWS=${ROWS:-"none evolution relabel-pmi repeat all starts"}
+CONFIGS=${CONFIGS:-scripts/curriculum}
+TASK=${TASK:-all}
 wmrl() { node bin/wmrl.mjs "$@"; }
 mkdir -p "$OUT"
 
 evaluate() { # policy, folder
-  [ -f "$2/report.json" ] || wmrl eval --policy "$1" --episodes "$EPISODES" --out "$2" --json > /dev/null
+  [ -f "$2/report.json" ] || wmrl eval --policy "$1" --task "$TASK" --episodes "$EPISODES" --out "$2" --json > /dev/null
 }
 
 exec 9> "$OUT/base.lock"
@@ -32,7 +35,7 @@ for seed in $SEEDS; do
       if [ -f "$run/checkpoint.json" ]; then
         wmrl train --resume "$run" --iterations "$ITERATIONS" > /dev/null
       else
-        wmrl train --task all --config "scripts/curriculum/$row.json" --seed "$seed" \
+        wmrl train --task "$TASK" --config "$CONFIGS/$row.json" --seed "$seed" \
           --iterations "$ITERATIONS" --out "$run" > /dev/null
       fi
     fi

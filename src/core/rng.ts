@@ -25,6 +25,7 @@ export const DRAW = {
   worldModelMember: 0x3e3b,
   reservoir: 0x4e5e,
   groupStart: 0x5747,
+  equalRewardRows: 0x6e71,
 } as const;
 
 /** The generator of one random draw site: `purpose` names the consumer (policy sampling, token noise,

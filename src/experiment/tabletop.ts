@@ -5,7 +5,7 @@ import { InputError } from '../core/errors.ts';
 import { type Env, type FrameSink, type FrameSource, tapFrames } from '../env/index.ts';
 import { createTabletopEnv, expertStart, fixedCameras, tabletopSpec } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { sampleTask, sceneDifficulty, splitSeed, splitSize, tabletopInstructions } from '../task/index.ts';
+import { sampleTask, sceneDifficulty, splitSeed, splitSize, stateNames, tabletopInstructions } from '../task/index.ts';
 import { type PolicyResult, runEval } from '../eval/index.ts';
 import type { Mode, TrainSetup, TrainTask } from '../trainer/index.ts';
 import { SplitTransport } from '../transport/index.ts';
@@ -31,6 +31,7 @@ export async function tabletopTrainSetup(
       makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
       makeModel: worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs), 'world model')),
       branching: tabletopBranching(scene, taskId),
+      recordedStates: stateNames(scene.objects.map((x) => x.name)),
       expertStart: (seed, remaining) => expertStart(scene, taskId, seed, remaining),
       instructions: tabletopInstructions(scene, taskId),
       difficulty: (seed) => sceneDifficulty(scene, sampleTask(scene, taskId, seed)),

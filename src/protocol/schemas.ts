@@ -60,11 +60,18 @@ export const EpisodeSummarySchema = z.object({
   length: z.number().int().min(0),
   success: z.boolean(),
   return: finite,
+  /** A training run's recorded episode: the updates done when its policy acted. */
+  iteration: z.number().int().min(0).optional(),
+  /** A world-model episode branched from step `start` of physics episode `twin` of the same run. */
+  source: SourceSchema.optional(),
+  twin: z.number().int().min(0).optional(),
+  start: z.number().int().min(0).optional(),
 });
 export type EpisodeSummary = z.infer<typeof EpisodeSummarySchema>;
 
 /** A recorded episode replayed: physics frames, and the world model stepped on the same actions from the
- *  same start (open loop), with the per-step divergence between the two (metres). */
+ *  same start (open loop), with the per-step divergence between the two (metres). A recorded world-model
+ *  episode replays beside its physics twin from the same branch point instead (each acting on its own). */
 export const ReplaySchema = z.object({
   run: runId,
   episode: EpisodeSummarySchema,
@@ -99,6 +106,10 @@ export type MetricsChunk = z.infer<typeof MetricsChunkSchema>;
 export const EpisodeRequestSchema = z.object({ run: runId, index: z.number().int().min(0) });
 export const SubscribeSchema = z.object({ stream: z.string().max(200).optional() });
 
+/** What writes the live run: `wmrl train` / `wmrl start` (training) or `wmrl rollout` (rollout). */
+export const LiveKindSchema = z.enum(['training', 'rollout']);
+export type LiveKind = z.infer<typeof LiveKindSchema>;
+
 /** The server's greeting: what it serves. */
 export const HelloSchema = z.object({
   protocol: z.literal(PROTOCOL_VERSION),
@@ -106,9 +117,69 @@ export const HelloSchema = z.object({
   live: z.boolean(),
   /** The run being written live (its metrics.jsonl may not exist yet). */
   liveRun: runId.optional(),
+  liveKind: LiveKindSchema.optional(),
   worldModel: z.boolean(),
 });
 export type Hello = z.infer<typeof HelloSchema>;
+
+/** running: a lock whose owner is alive (or on another host, where it cannot be checked); finished: the
+ *  last metrics line reached config.iterations (or a rollout folder without a live lock); interrupted:
+ *  neither; unknown: a training folder without config.json (its length is not known). */
+export const RunStateSchema = z.enum(['running', 'finished', 'interrupted', 'unknown']);
+export type RunState = z.infer<typeof RunStateSchema>;
+
+const seconds = finite.min(0);
+const count = z.number().int().min(0);
+
+/** A held-out evaluation: success rate with its Wilson 95% interval, after `iteration` (0: before training). */
+export const HeldOutSchema = z.object({
+  iteration: count,
+  success: finite,
+  ciLow: finite,
+  ciHigh: finite,
+  episodes: count,
+});
+export type HeldOut = z.infer<typeof HeldOutSchema>;
+
+/** The header of a training run (config.json, metrics.jsonl, the lock). Times are sums over the metrics
+ *  lines: `clockS` the training clock (physics, world model, updates, refresh), `offClockS` held-out
+ *  evaluation and fidelity measurement; `leftS` (while running) extrapolates both per iteration. */
+export const TrainingInfoSchema = z.object({
+  kind: z.literal('training'),
+  run: runId,
+  state: RunStateSchema,
+  /** Why the state is what it is (the lock's owner, a missing config.json), for people. */
+  note: z.string(),
+  mode: z.string().nullable(),
+  tasks: z.array(z.string()),
+  iteration: count,
+  iterations: z.number().int().positive().nullable(),
+  clockS: seconds,
+  offClockS: seconds,
+  leftS: seconds.nullable(),
+  heldOut: HeldOutSchema.nullable(),
+  initial: HeldOutSchema.nullable(),
+  /** policy.onnx is written (at the end of a run, also of a stopped one). */
+  policy: z.boolean(),
+});
+
+/** The header of a rollout folder (index.json, run.json, the lock). */
+export const RolloutInfoSchema = z.object({
+  kind: z.literal('rollout'),
+  run: runId,
+  state: RunStateSchema,
+  note: z.string(),
+  /** The command that made it (run.json), when recorded. */
+  command: z.string().nullable(),
+  tasks: z.array(z.string()),
+  episodes: count,
+  successes: count,
+});
+
+export const RunInfoSchema = z.discriminatedUnion('kind', [TrainingInfoSchema, RolloutInfoSchema]);
+export type RunInfo = z.infer<typeof RunInfoSchema>;
+export type TrainingInfo = z.infer<typeof TrainingInfoSchema>;
+export type RolloutInfo = z.infer<typeof RolloutInfoSchema>;
 
 export const ErrorReplySchema = z.object({ ok: z.literal(false), error: z.string() });
 export function okReply<T extends z.ZodType>(data: T) {

@@ -23,6 +23,13 @@ const EpisodeEntrySchema = z.object({
   success: z.boolean(),
   return: z.number(),
   progress: z.number(),
+  /** Training runs' recorded episodes: the updates done when the policy acted. */
+  iteration: z.number().int().min(0).optional(),
+  /** The engine that ran it (absent: physics). */
+  source: z.enum(['physics', 'world-model']).optional(),
+  /** A world-model episode branched from step `start` of episode `twin` of this folder (physics). */
+  twin: z.number().int().min(0).optional(),
+  start: z.number().int().min(0).optional(),
   /** Byte offset of this episode's record in episodes.bin. */
   offset: z.number().int().min(0),
 });
@@ -35,7 +42,9 @@ export const EpisodeIndexSchema = z.object({
 });
 export type EpisodeIndex = z.infer<typeof EpisodeIndexSchema>;
 export type EpisodeEntry = z.infer<typeof EpisodeEntrySchema>;
-export type StoredEpisode = Episode & { task: string; split?: EpisodeEntry['split']; policy: string };
+export type StoredEpisode = Episode & { task: string; policy: string } & Partial<
+    Pick<EpisodeEntry, 'split' | 'iteration' | 'source' | 'twin' | 'start'>
+  >;
 
 /** run.json: how the folder was made. For people; readers never need it. */
 export interface RunInfo {
@@ -87,6 +96,9 @@ export function episodeFolderParts(
       success: e.success,
       return: e.return,
       progress: e.progress,
+      ...(e.iteration !== undefined && { iteration: e.iteration }),
+      ...(e.source !== undefined && { source: e.source }),
+      ...(e.twin !== undefined && { twin: e.twin, start: e.start ?? 0 }),
       offset,
     });
     let k = offset;
@@ -173,6 +185,14 @@ function checkIndex(path: string, index: EpisodeIndex, c: EpisodeContract): void
       );
     }
   }
+  index.episodes.forEach((e, i) => {
+    if (e.twin === undefined) return;
+    const twin = index.episodes[e.twin];
+    if (!twin || twin.source === 'world-model' || e.twin === i)
+      throw new InputError(`${path}: $.episodes[${i}].twin: ${e.twin} is not a physics episode of this folder`);
+    if ((e.start ?? 0) > twin.length)
+      throw new InputError(`${path}: $.episodes[${i}].start: ${e.start}, past the ${twin.length} steps of its twin`);
+  });
   if (!c.maxSteps) return;
   const max = c.maxSteps;
   index.episodes.forEach((e, i) => {

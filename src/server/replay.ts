@@ -34,8 +34,51 @@ export function episodeSummaries(dir: string, contract: EpisodeContract): Episod
 }
 
 function summaryOf(e: StoredEpisode, index: number): EpisodeSummary {
-  const { task, seed, policy, instruction, length, success } = e;
-  return { index, task, seed, policy, instruction, length, success, return: e.return };
+  const { task, seed, policy, instruction, length, success, iteration, source, twin, start } = e;
+  return {
+    index,
+    task,
+    seed,
+    policy,
+    instruction,
+    length,
+    success,
+    return: e.return,
+    ...(iteration !== undefined && { iteration }),
+    ...(source !== undefined && { source }),
+    ...(twin !== undefined && { twin, start }),
+  };
+}
+
+type FrameBase = Pick<Frame, 'stream' | 'task' | 'instruction' | 'terms'>;
+
+/** Frames of recorded states (the arm posed by IK from the tool pose); `rewards[t - 1]` led to state t. */
+function recordedFrames(
+  scene: Scene,
+  task: TaskInstance,
+  states: readonly TabletopState[],
+  rewards: ArrayLike<number>,
+  base: FrameBase & { source: Frame['source'] },
+): Frame[] {
+  const poser = new ArmPoser(scene);
+  const q = poser.homeJoints(states[0].eePos, states[0].eeYaw);
+  return states.map((st, t) => {
+    if (t > 0) poser.track(q, st.eePos, st.eeYaw);
+    const score = scoreTask(scene, task, st);
+    const reward = t === 0 ? 0 : rewards[t - 1];
+    const off = offTable(scene, st);
+    return {
+      ...base,
+      step: t,
+      bodies: copyPoses(poser.poses(q, st)),
+      reward,
+      progress: score.progress,
+      success: score.success && !off,
+      done: t === states.length - 1,
+      terms: { reward },
+      ...(off && { offTable: true }),
+    };
+  });
 }
 
 export async function replayEpisode(src: ReplaySources, run: string, dir: string, index: number): Promise<Replay> {
@@ -47,29 +90,29 @@ export async function replayEpisode(src: ReplaySources, run: string, dir: string
   const M = scene.objects.length;
   const S = stateSize(M);
   const task = sampleTask(scene, e.task, e.seed);
-  const poser = new ArmPoser(scene);
   const base = { stream: `${run}#${index}`, task: e.task, instruction: e.instruction, terms: {} };
-  const states = Array.from({ length: e.length + 1 }, (_, t) => unpackState(e.states!, M, t * S));
-  const q = poser.homeJoints(states[0].eePos, states[0].eeYaw);
-  const physics: Frame[] = states.map((st, t) => {
-    if (t > 0) poser.track(q, st.eePos, st.eeYaw);
-    const score = scoreTask(scene, task, st);
-    const reward = t === 0 ? 0 : e.rewards[t - 1];
-    const off = offTable(scene, st);
-    return {
-      ...base,
-      source: 'physics',
-      step: t,
-      bodies: copyPoses(poser.poses(q, st)),
-      reward,
-      progress: score.progress,
-      success: score.success && !off,
-      done: t === e.length,
-      terms: { reward },
-      ...(off && { offTable: true }),
-    };
-  });
+  const statesOf = (x: StoredEpisode, from = 0, length = x.length) =>
+    Array.from({ length: length + 1 }, (_, t) => unpackState(x.states!, M, (from + t) * S));
   const summary = summaryOf(e, index);
+  if (e.source === 'world-model' && e.twin !== undefined) {
+    // beside its physics twin from the same branch point, as far as both go
+    const twin = episodes[e.twin];
+    const length = Math.min(e.length, twin.length - (e.start ?? 0));
+    const real = statesOf(twin, e.start, length);
+    const predicted = statesOf(e, 0, length);
+    const physics = recordedFrames(scene, task, real, twin.rewards.subarray(e.start), { ...base, source: 'physics' });
+    const worldModel = recordedFrames(scene, task, predicted, e.rewards, { ...base, source: 'world-model' });
+    const gaps = predicted.map((p, t) => distance(p, real[t]));
+    return {
+      run,
+      episode: summary,
+      physics,
+      worldModel,
+      divergence: { tcp_m: gaps.map((g) => g[0]), objects_m: gaps.map((g) => g[1]) },
+    };
+  }
+  const states = statesOf(e);
+  const physics = recordedFrames(scene, task, states, e.rewards, { ...base, source: 'physics' });
   if (!src.openModel) return { run, episode: summary, physics };
   const model = await src.openModel(e.task);
   return {
@@ -85,7 +128,7 @@ async function modelSide(
   e: { actions: Int32Array; length: number },
   states: TabletopState[],
   task: TaskInstance,
-  { start, ...base }: Pick<Frame, 'stream' | 'task' | 'instruction' | 'terms'> & { start: Frame },
+  { start, ...base }: FrameBase & { start: Frame },
 ): Promise<Pick<Replay, 'worldModel' | 'divergence'>> {
   const names = model.spec.action.map((a) => a.name);
   await model.resetFrom([0], [{ seed: task.seed, elapsed: 0, row: packState(states[0]) }]);

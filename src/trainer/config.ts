@@ -104,6 +104,15 @@ export const TrainConfigSchema = z
       .default(64)
       .describe('rows per optimizer step (the last minibatch is padded with weight-0 rows)'),
     epochs: z.number().int().positive().default(1).describe("passes over the iteration's rows"),
+    equalRewardRows: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(1)
+      .describe(
+        'share of the rows of equal-reward groups kept for the update (their advantages are zero: only the ' +
+          'KL and entropy terms act on them), each kept row weighted by its inverse',
+      ),
     lr: z.number().positive().default(1e-4).describe('AdamW learning rate'),
     weightDecay: z.number().min(0).default(0).describe('AdamW decoupled weight decay'),
     maxGradNorm: z.number().positive().default(1).describe('global gradient-norm clip'),

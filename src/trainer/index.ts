@@ -19,4 +19,5 @@ export * from './hybrid.ts';
 export * from './evolution.ts';
 export * from './agentbrew.ts';
 export * from './repeat.ts';
+export * from './samples.ts';
 export * from './transport.ts';

@@ -24,6 +24,7 @@ import { type Batch, type Losses, metricsRow } from './metrics-row.ts';
 import type { PolicySample } from './policy-trainer.ts';
 import type { RefreshableModel } from './refresh-state.ts';
 import { repeatPenalty } from './repeat.ts';
+import { recordSamples, recordsSamples } from './samples.ts';
 import { drawStart, expertBranch, groupKeys } from './group-start.ts';
 import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
 import { type Iteration, type Run, closeRun, newIteration, openRun, timed } from './run.ts';
@@ -50,7 +51,7 @@ export async function train(
       const batch = groupAdvantages(r, i, [...anchors, ...models], f);
       const relabelled = await agentBrew(r, i, anchors, batch);
       const losses = await update(r, i, batch.samples);
-      const evals = await evaluation(r, i);
+      const evals = await evaluation(r, i, runDir);
       const row = metricsRow(r, i, { anchors, models, batch, relabelled, losses, refreshed, measured, evals });
       appendMetrics(metricsPath, row);
       opts.onIteration?.(row);
@@ -313,10 +314,15 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
         : state.advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((x) => x.rewardVar) });
     if (a.zeroVariance) zeroVariance[j.kind]++;
     if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
+    // an equal-reward group's rows carry only the KL and entropy terms: a share of them is kept, weighted
+    // by its inverse so that those terms keep their expectation
+    const keep = a.zeroVariance ? r.cfg.equalRewardRows : 1;
     rs.forEach((x, k) => {
       const from = samples.length;
-      for (const s of x.samples)
-        samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] });
+      x.samples.forEach((s, m) => {
+        if (keep < 1 && new Rng([r.cfg.seed, i.it, x.key, m], DRAW.equalRewardRows).uniform() >= keep) return;
+        samples.push({ ...s, refLogp: 0, advantage: a.advantages[k], weight: rowWeight[j.kind] / keep });
+      });
       spans.push({ task: j.task, seed: x.seed, from, to: samples.length });
     });
   }
@@ -373,20 +379,24 @@ async function update(r: Run, i: Iteration, samples: PolicySample[]): Promise<Lo
   });
 }
 
-/** 8. Held-out evaluation in physics, off the training clock (the first line also has the policy's before training). */
-async function evaluation(r: Run, i: Iteration): Promise<Partial<InitialEvalMetrics & EvalMetrics>> {
+/** 8. Held-out evaluation in physics, off the training clock (the first line also has the policy's before
+ *  training); each evaluation also records the run's sample episodes into the run folder. */
+async function evaluation(r: Run, i: Iteration, runDir: string): Promise<Partial<InitialEvalMetrics & EvalMetrics>> {
   const { cfg, setup } = r;
   if (cfg.evalEvery === 0) return {};
-  const run = (sampler: PolicySampler): Promise<EvalMetrics> =>
-    timed(i, 'eval', () =>
-      evaluate(
-        setup.tasks,
-        r.envs.map((e) => e.eval!),
-        sampler,
-        cfg,
-      ),
-    );
-  const before = i.it === 0 ? initialEval(await run(r.refSampler)) : {};
-  const now = (i.it + 1) % cfg.evalEvery === 0 ? await run(r.sampler) : {};
+  const record = recordsSamples(setup.tasks);
+  const run = (sampler: PolicySampler, iteration: number): Promise<EvalMetrics> =>
+    timed(i, 'eval', async () => {
+      const envs = r.envs.map((e) => e.eval!);
+      const { metrics, first } = await evaluate(setup.tasks, envs, sampler, cfg, record);
+      if (record) {
+        const { seed, horizon, evalEvery } = cfg;
+        const c = { runDir, tasks: setup.tasks, envs: r.envs, sampler, seed, horizon, evalEvery, iteration };
+        await recordSamples(c, first);
+      }
+      return metrics;
+    });
+  const before = i.it === 0 ? initialEval(await run(r.refSampler, 0)) : {};
+  const now = (i.it + 1) % cfg.evalEvery === 0 ? await run(r.sampler, i.it + 1) : {};
   return { ...before, ...now };
 }

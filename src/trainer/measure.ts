@@ -4,9 +4,9 @@ import type { EvalMetrics, FidelityMetrics } from '../core/metrics.ts';
 import { mean, spearman, wilson } from '../core/stats.ts';
 import type { Env } from '../env/types.ts';
 import { type PolicySampler, samplerPolicy } from '../policy/sampler.ts';
-import { collectEpisodes } from '../rollout/index.ts';
+import { collectEpisodes, type Episode } from '../rollout/index.ts';
 import type { TrainConfig } from './config.ts';
-import { type GradedSegment, type Rollout, gradeSegments } from './rollouts.ts';
+import { type GradedSegment, type Rollout, gradeSegments, recordRow } from './rollouts.ts';
 import type { TrainTask } from './types.ts';
 
 /** Fidelity statistics of graded segments: rank correlation of r_wm with r_env and of their gains over
@@ -65,25 +65,32 @@ export async function fidelity(
   return out;
 }
 
-/** Success of the current policy on held-out episodes of every task (physics, temperature 1). */
+/** Success of the current policy on held-out episodes of every task (physics, temperature 1); with
+ *  `record`, each task's first episode comes back with its captured rows. */
 export async function evaluate(
   tasks: readonly TrainTask[],
   envs: readonly Env[],
   sampler: PolicySampler,
   cfg: TrainConfig,
-): Promise<EvalMetrics> {
+  record = false,
+): Promise<{ metrics: EvalMetrics; first: (Episode | undefined)[] }> {
   const policy = samplerPolicy(sampler, { seed: cfg.seed, temperature: 1 });
   const results = [];
+  const first: (Episode | undefined)[] = [];
   for (const [t, env] of envs.entries()) {
     const seeds = Array.from({ length: cfg.evalEpisodes }, (_, k) => tasks[t].evalSeed(k));
-    results.push(...(await collectEpisodes(env, policy, { seeds })));
+    const rows = record && tasks[t].recordedStates ? recordRow(env) : undefined;
+    const episodes = await collectEpisodes(env, policy, { seeds, recordState: rows });
+    first.push(rows ? episodes[0] : undefined);
+    for (const e of episodes) results.push({ success: e.success, progress: e.progress });
   }
   const w = wilson(results.filter((e) => e.success).length, results.length);
-  return {
+  const metrics = {
     'eval/success': w.rate,
     'eval/ci_low': w.low,
     'eval/ci_high': w.high,
     'eval/progress': mean(results.map((e) => e.progress)),
     'eval/episodes': results.length,
   };
+  return { metrics, first };
 }

@@ -24,6 +24,9 @@ export interface TrainTask {
   expertStart?(seed: number, remaining: number): Promise<EpisodeStart>;
   /** Environment evolution: scene-level difficulty of the train start of `seed` (lower is easier). */
   difficulty?(seed: number): number;
+  /** Names of the leading entries of a captured row that form the task's state: at each evaluation the
+   *  run folder records sample episodes with these states (src/trainer/samples.ts; absent: none). */
+  recordedStates?: readonly string[];
   /** AgentBrew: the family's instructions (relabelling and PMI credit). */
   instructions?: Instructions;
   /** Env seed of training start k (train split) and of evaluation episode k (held-out split). */

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readEpisodeIndex } from '../../src/rollout/index.ts';
 
 const BIN = new URL('../../bin/wmrl.mjs', import.meta.url).pathname;
 const runs = mkdtempSync(join(tmpdir(), 'wmrl-serve-'));
@@ -62,13 +63,19 @@ describe('--serve on the commands that run envs', () => {
     expect(JSON.parse(r.out).episodes).toBe(1);
   });
 
-  it('npm start (wmrl start) prints the live viewer URL as its first line', { timeout: 240_000 }, async () => {
+  it('npm start (wmrl start) prints the live viewer URL as its first line; its folder holds recorded episodes', {
+    timeout: 240_000,
+  }, async () => {
+    const config = join(runs, 'evaluate.json');
+    writeFileSync(config, JSON.stringify({ evalEvery: 1, evalEpisodes: 2 }));
     const r = await finish(
       'start',
       '--minutes',
       '0.15',
       '--preset',
       'smoke',
+      '--config',
+      config,
       '--episodes',
       '1',
       '--task',
@@ -81,6 +88,9 @@ describe('--serve on the commands that run envs', () => {
     expect(r.code).toBe(0);
     expect(r.err.split('\n')[0]).toMatch(/^wmrl viewer \(live training\): http:\/\/127\.0\.0\.1:\d+\/$/);
     expect(r.out).toContain('improvement:');
+    const recorded = readEpisodeIndex(join(runs, 'start')).episodes;
+    expect(recorded.filter((e) => e.source === 'world-model').length).toBeGreaterThan(0);
+    expect(recorded[0]).toMatchObject({ iteration: 0, policy: 'iteration 0', split: 'heldout' });
   });
 });
 

@@ -133,6 +133,28 @@ describe('resume', () => {
     expect(await at(3)).toEqual(await at(8));
   });
 
+  it('equalRewardRows drops rows of equal-reward groups only', {
+    timeout: 60_000,
+  }, async () => {
+    const run = async (equalRewardRows: number) => {
+      const dir = join(tmp, `equal${equalRewardRows}`);
+      const cfg = resolveConfig('smoke', { mode: 'real', iterations: 4, groupsPerIteration: 6, equalRewardRows });
+      await train(setup(), cfg, dir);
+      return metrics(dir);
+    };
+    const [all, quarter] = [await run(1), await run(0.25)];
+    const rows = (m: Record<string, number>[]) => m.reduce((n, x) => n + x['samples/rows'], 0);
+    // the same rollouts: the rows dropped are rows of equal-reward groups only
+    expect(quarter.map((x) => x['groups/zero_variance'])).toEqual(all.map((x) => x['groups/zero_variance']));
+    const equalGroups = all.reduce((n, x) => n + x['groups/zero_variance'], 0);
+    expect(equalGroups).toBeGreaterThan(0);
+    const perGroup = 4 * 4; // at most groupSize x samplesPerRollout (smoke)
+    const dropped = rows(all) - rows(quarter);
+    expect(dropped).toBeGreaterThan(0);
+    expect(dropped).toBeLessThanOrEqual(equalGroups * perGroup);
+    expect(() => resolveConfig('smoke', { equalRewardRows: 0 })).toThrow(/equalRewardRows/);
+  });
+
   it('a checkpoint whose fields do not parse is refused naming the field', { timeout: 60_000 }, async () => {
     const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 2 });
     const dir = join(tmp, 'bad-info');

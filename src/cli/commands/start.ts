@@ -4,7 +4,7 @@ import { readInputJson } from '../../core/input-file.ts';
 import { runMainJob } from '../../experiment/index.ts';
 import { formatReport } from '../../eval/index.ts';
 import { withFolderLock } from '../../store/index.ts';
-import { MODES, resolveConfig } from '../../trainer/index.ts';
+import { MODES, PRESETS, resolveConfig } from '../../trainer/index.ts';
 import { cooperate, interrupted } from '../interrupt.ts';
 import { intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
 import { ProgressFlags, addProgressFlags, progressBar, trainProgressText } from '../progress.ts';
@@ -27,6 +27,8 @@ const StartOptions = ServeFlags.extend(ProgressFlags.shape).extend({
   json: z.boolean().optional(),
 });
 
+/** npm start's held-out evaluation: short, often enough for a curve over its minutes. */
+const START_EVALUATION = { evalEvery: 40, evalEpisodes: 16 };
 const pct = (x: number) => (100 * x).toFixed(1);
 
 export function registerStart(program: Command): void {
@@ -54,8 +56,11 @@ export function registerStart(program: Command): void {
     const scene = loadScene(o.scene);
     const tasks = resolveTasks(scene, o.task);
     const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
-    // the budget decides where training stops; the iteration bound is never the limit
-    const cfg = resolveConfig(o.preset, file, { mode: o.mode, seed: o.seed, iterations: 1_000_000 });
+    // the budget decides where training stops; the iteration bound is never the limit. A short held-out
+    // evaluation every 40 iterations (unless the preset or the file sets evalEvery) gives the run a curve
+    // and recorded episodes to replay
+    const often = 'evalEvery' in file || PRESETS[o.preset]?.evalEvery !== undefined ? {} : START_EVALUATION;
+    const cfg = resolveConfig(o.preset, often, file, { mode: o.mode, seed: o.seed, iterations: 1_000_000 });
     const out = o.out ?? `runs/start-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     const say = (line: string) => {
       if (!o.json) console.error(line);
