@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { sceneContract } from '../demos/index.ts';
 import { fixedCameras, tabletopSpec } from '../physics/index.ts';
+import type { LiveKind } from '../protocol/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { type ReplayModel, type ViewerServer, checkBind, isLoopback, newToken, startServer } from '../server/index.ts';
 import { openWorldModelEnv } from '../worldmodel/index.ts';
@@ -40,6 +41,8 @@ export interface ViewerOptions {
   runs: string;
   /** The run being written now (inside `runs`). */
   liveRun?: string;
+  /** What writes it (the viewer's header says "training live" or "rollout live"); default training. */
+  liveKind?: LiveKind;
   worldModel?: string;
   host?: string;
   port?: number;
@@ -79,6 +82,7 @@ export async function startViewer(o: ViewerOptions): Promise<ViewerServer> {
     runRoot: o.runs,
     scene: o.scene,
     liveRun: liveRun || (o.liveRun ? '.' : undefined),
+    liveKind: o.liveKind,
     replay: { scene: o.scene, contract: sceneContract(o.scene), openModel: openModel || undefined },
     mounts: [
       { prefix: '/', dir: viewerDir },

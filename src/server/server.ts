@@ -10,6 +10,7 @@ import {
   type ClientToServerEvents,
   EpisodeRequestSchema,
   HandshakeSchema,
+  type LiveKind,
   PROTOCOL_VERSION,
   type Reply,
   MetricsRequestSchema,
@@ -21,6 +22,7 @@ import type { Scene } from '../scene/index.ts';
 import { LiveHub } from './live.ts';
 import { listRuns, PathRefused, readMetricsAfter, resolveRun } from './run-folder.ts';
 import { episodeSummaries, replayEpisode, type ReplaySources } from './replay.ts';
+import { RunInfoReader } from './run-info.ts';
 import { type Mount, serveStatic } from './static.ts';
 
 export interface ServerOptions {
@@ -39,6 +41,8 @@ export interface ServerOptions {
   hub?: LiveHub;
   /** Id (below runRoot) of the run being written live. */
   liveRun?: string;
+  /** What writes the live run (default training when liveRun is given). */
+  liveKind?: LiveKind;
 }
 
 export interface ViewerServer {
@@ -90,7 +94,8 @@ export async function startServer(o: ServerOptions): Promise<ViewerServer> {
       return next(new Error('handshake: a valid token is required'));
     next();
   });
-  io.on('connection', (socket) => onConnection(socket, o, hub));
+  const infos = new RunInfoReader();
+  io.on('connection', (socket) => onConnection(socket, o, hub, infos));
   await new Promise<void>((ok, fail) => {
     http.once('error', fail);
     http.listen(o.port ?? 0, host, () => ok());
@@ -111,12 +116,14 @@ export async function startServer(o: ServerOptions): Promise<ViewerServer> {
   };
 }
 
-function onConnection(socket: IoSocket, o: ServerOptions, hub: LiveHub): void {
+function onConnection(socket: IoSocket, o: ServerOptions, hub: LiveHub, infos: RunInfoReader): void {
+  const liveKind = o.liveRun !== undefined ? (o.liveKind ?? 'training') : undefined;
   socket.emit('server:hello', {
     protocol: PROTOCOL_VERSION,
     scene: o.scene,
     live: hub.streams.length > 0 || o.liveRun !== undefined,
     liveRun: o.liveRun,
+    liveKind,
     worldModel: o.replay.openModel !== undefined,
   });
   const client = {
@@ -134,6 +141,9 @@ function onConnection(socket: IoSocket, o: ServerOptions, hub: LiveHub): void {
   handle(socket, 'run:list', null, () => listRuns(o.runRoot, o.liveRun));
   handle(socket, 'episode:list', RunRequestSchema, (r) => episodeSummaries(run(r.run), o.replay.contract));
   handle(socket, 'episode:replay', EpisodeRequestSchema, (r) => replayEpisode(o.replay, r.run, run(r.run), r.index));
+  handle(socket, 'run:info', RunRequestSchema, (r) =>
+    infos.read(r.run, run(r.run), r.run === o.liveRun ? liveKind : undefined),
+  );
   let metricsInFlight = false; // a client that asks faster than it is answered gets refusals, not a queue
   handle(socket, 'metrics:get', MetricsRequestSchema, async (r) => {
     if (metricsInFlight) throw new Error('the previous request is still being answered');

@@ -178,7 +178,7 @@ describe('viewer server', () => {
 
   it('survives fuzzed junk: bad events, payloads and acks get error replies or nothing, and it keeps serving', async () => {
     const s = await client();
-    const requests = ['episode:list', 'episode:replay', 'metrics:get', 'live:subscribe'];
+    const requests = ['episode:list', 'episode:replay', 'metrics:get', 'run:info', 'live:subscribe'];
     const others = ['run:list', 'live:unsubscribe', 'nope', '__proto__', 'constructor', 'toString'];
     await fc.assert(
       fc.asyncProperty(

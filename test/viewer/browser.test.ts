@@ -1,6 +1,7 @@
 // End to end in real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core): the built
 // viewer against a real server, a live stream, a recorded episode replayed in physics / world model /
-// side by side, and the base policy run in the page with onnxruntime-web, its tokens equal to Node's.
+// side by side, a training run's header and two runs' curves overlaid, and the base policy run in the page
+// with onnxruntime-web, its tokens equal to Node's. (The README's screenshot is `npm run screenshot:viewer`.)
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
@@ -13,7 +14,10 @@ import { collectEpisodes, randomPolicy } from '../../src/rollout/index.ts';
 import { tapFrames } from '../../src/env/index.ts';
 import type { ViewerServer } from '../../src/server/index.ts';
 import { InPageRunner, type ModelBytes } from '../../viewer/src/sim/runner.ts';
-import { SCENE, makeRunRoot } from '../server/fixture.ts';
+import { tabletopTrainSetup } from '../../src/experiment/index.ts';
+import { loadPolicy } from '../../src/policy/model.ts';
+import { resolveConfig, train } from '../../src/trainer/index.ts';
+import { SCENE, makeRunRoot, writeTrainingRun } from '../server/fixture.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = [
@@ -23,7 +27,6 @@ const FLAGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-export const SCREENSHOT = 'docs/viewer/screenshot.png';
 const IN_PAGE = { task: 'tabletop/pick-place', seed: 3, steps: 6 };
 // CI installs chromium (.ci/run); elsewhere the test is skipped when it is missing, and says so
 const haveChromium = existsSync(CHROMIUM);
@@ -81,8 +84,36 @@ async function inPageRun(): Promise<{ error: string; tokens: Record<string, Reco
 }
 
 const canvasShot = () => page.locator('#view').screenshot();
+/** A frame of another live stream than the env's. */
+const OTHER_FRAME = {
+  stream: 'push world model 1',
+  task: 'tabletop/push',
+  source: 'world-model' as const,
+  step: 0,
+  instruction: 'push the red cube',
+  bodies: [],
+  reward: 0,
+  progress: 0,
+  success: false,
+  done: false,
+  terms: {},
+};
 const state = <T>(key: string) =>
   page.evaluate((k) => (window as unknown as Record<string, Record<string, unknown>>).wmrlViewer[k], key) as Promise<T>;
+
+/** A real wmrl training run with its recorded episodes (2 iterations, evaluated after each). */
+async function trainRecorded(dir: string): Promise<void> {
+  const model = await loadPolicy('models/vla-base.onnx');
+  const { tasks, worldModel } = await tabletopTrainSetup(SCENE, ['tabletop/pick-place'], {
+    mode: 'wmrl',
+    worldModel: 'models/wm-base.onnx',
+    seed: 0,
+  });
+  const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 2, evalEvery: 1, evalEpisodes: 2 });
+  const policy = { config: model.config, params: model.params, specHash: model.sidecar.specHash };
+  await train({ tasks, worldModel, policy }, cfg, dir);
+  await worldModel?.close();
+}
 
 describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
   beforeAll(async () => {
@@ -95,6 +126,15 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
       build: { outDir: viewerDir },
     });
     cpSync('test/fixtures/viewer/wmrl-seed1', join(root, 'wmrl-seed1'), { recursive: true }); // a real run's metrics, every 8th iteration
+    for (const mode of ['real', 'wmrl'])
+      writeTrainingRun(join(root, `speedup/${mode}-seed0`), {
+        mode,
+        iterations: 3,
+        rows: 3,
+        evalEvery: 1,
+        success: (i) => (mode === 'wmrl' ? 0.2 * i : 0.1 * i),
+      });
+    await trainRecorded(join(root, 'trained'));
     server = await startViewer({
       scene: SCENE,
       runs: root,
@@ -136,8 +176,22 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.waitForTimeout(500);
     expect((await canvasShot()).equals(a)).toBe(false);
     await expect.poll(() => page.locator('#streams option').count()).toBeGreaterThan(0);
+    // a live stream is one dynamics: the switch is off, and says why
+    expect(await page.$eval('#dynamics', (f) => (f as HTMLFieldSetElement).disabled)).toBe(true);
+    expect(await page.locator('#dynamics-note').innerText()).toMatch(/one dynamics each/);
+    expect(await page.locator('#run-header [data-field=kind]').innerText()).toBe('training live');
+    expect(await page.locator('#status').innerText()).toMatch(/training live/);
     stopLive = true;
     await liveDone;
+    // another stream: the old one's last frame goes at once
+    const [last] = await page.$$eval('#streams option', (o) => o.map((x) => (x as HTMLOptionElement).value));
+    server.hub.publish(OTHER_FRAME);
+    await expect.poll(() => page.locator('#streams option').count()).toBe(2);
+    expect(await page.locator('#frameinfo').innerText()).not.toBe('');
+    await page.selectOption('#streams', OTHER_FRAME.stream);
+    expect(await page.locator('#frameinfo').innerText()).toBe('');
+    expect(await page.locator('#stepinfo').innerText()).toBe('');
+    expect(last).toBe('push physics live');
   });
 
   it('replays a recorded episode: the episode list fills, the canvas moves, the dynamics switch changes the view', async () => {
@@ -164,7 +218,54 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     expect(await page.locator('#frameinfo').innerText()).toMatch(/^physics/);
     expect((await canvasShot()).equals(physics)).toBe(false); // the ghost is drawn over the physics rollout
     expect(await state<number>('framesShown')).toBeGreaterThan(10);
-    await page.screenshot({ path: SCREENSHOT });
+    expect(await page.$eval('#dynamics', (f) => (f as HTMLFieldSetElement).disabled)).toBe(false);
+    await expect.poll(() => page.locator('#run-header [data-field=kind]').innerText()).toBe('rollout');
+    expect(await state<string[]>('curvePanels')).toEqual([]); // a rollout folder has no training curves
+    expect(await page.locator('#curves-note').innerText()).toMatch(/rollout folder/);
+  });
+
+  it("a finished training run's header shows i/N and its state; ticking a second run overlays its curves", async () => {
+    await page.selectOption('#runs', 'speedup/wmrl-seed0');
+    const field = (name: string) => page.locator(`#run-header [data-field=${name}]`).innerText();
+    await expect.poll(() => field('iteration')).toBe('3/3');
+    expect(await field('state')).toBe('finished');
+    expect(await field('mode')).toBe('wmrl');
+    expect(await field('heldout')).toBe('27.5% [17.5%, 37.5%]'); // the fixture's evaluation after iteration 3
+    await expect.poll(() => state<string[]>('curveRuns')).toEqual(['speedup/wmrl-seed0']);
+    expect(await state<string[]>('curvePanels')).toEqual(['success', 'heldout', 'debias', 'weight', 'time']);
+    // one run: anchors + world model, held-out, bias before + after, w, 4 clock parts (refresh and fidelity are 0)
+    expect(await state<number>('curveSeries')).toBe(10);
+    await page.check('#compare input[value="speedup/real-seed0"]');
+    await expect.poll(() => state<string[]>('curveRuns')).toEqual(['speedup/wmrl-seed0', 'speedup/real-seed0']);
+    expect(await state<number>('curveSeries')).toBe(14); // each run's lines, the clock as one total per run
+    const legend = page.locator('figure[data-curve=success] .legend li');
+    expect(await legend.allInnerTexts()).toEqual(['wmrl-seed0', 'real-seed0', 'anchors (physics)', 'world model']);
+    expect(await legend.first().getAttribute('title')).toBe('speedup/wmrl-seed0');
+    // the header still follows the selected run; unticking leaves its curves alone
+    expect(await field('run')).toBe('speedup/wmrl-seed0');
+    await page.uncheck('#compare input[value="speedup/real-seed0"]');
+    await expect.poll(() => state<string[]>('curveRuns')).toEqual(['speedup/wmrl-seed0']);
+  });
+
+  it("a training run's recorded episodes are listed by iteration and play, a world-model rollout beside its physics twin", async () => {
+    await page.selectOption('#runs', 'trained');
+    const field = (name: string) => page.locator(`#run-header [data-field=${name}]`).innerText();
+    await expect.poll(() => field('iteration')).toBe('2/2');
+    expect(await field('state')).toBe('finished');
+    // 3 evaluations (before training, after 1 and 2 iterations): a physics episode and 4 world-model rollouts each
+    await expect.poll(() => page.locator('#episodes tbody tr').count()).toBe(15);
+    expect(await page.locator('#episodes thead').innerText()).toMatch(/it\s+#\s+task\s+engine\s+ok\s+return/);
+    const wmRow = page.locator('#episodes tbody tr').nth(6); // after iteration 1: physics #5, then its group
+    expect(await wmRow.innerText()).toMatch(/^1\s+6\s+pick-place\s+wm #5 @\d+/);
+    const before = await state<number>('framesShown');
+    await page.check('input[name=dynamics][value=side-by-side]');
+    await wmRow.click();
+    await expect.poll(() => state<number>('framesShown')).toBeGreaterThan(before + 2);
+    await page.click('#play'); // pause on a frame
+    await page.check('input[name=dynamics][value=world-model]');
+    expect(await page.locator('#frameinfo').innerText()).toMatch(/^world-model/);
+    await page.check('input[name=dynamics][value=physics]');
+    expect(await page.locator('#frameinfo').innerText()).toMatch(/^physics/);
   });
 
   it('runs the base policy in the page (Rapier + onnxruntime-web), in physics and in the world model, with the tokens Node takes', async () => {

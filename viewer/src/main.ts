@@ -1,30 +1,39 @@
 // The viewer page: live streams, recorded runs and in-page runs shown in one three.js view with a
-// timeline, the policy's own 64x64 camera, a per-step divergence plot and the run's training curves.
+// timeline, the policy's own 64x64 camera, a per-step divergence plot, and the run's header and training
+// curves (run-view.ts).
 import { z } from 'zod';
 import {
   EpisodeSummarySchema,
   type Frame,
-  MetricsChunkSchema,
-  type MetricsCursor,
-  type MetricsRow,
+  type LiveKind,
   ReplaySchema,
   RunSummarySchema,
 } from '../../src/protocol/index.ts';
 import { createRenderer, type Renderer } from '../../src/render/renderer.ts';
 import { type Scene, SceneSchema } from '../../src/scene/schema.ts';
 import { connect, request } from './connection.ts';
-import { drawCurves } from './curves.ts';
 import { setupInPage } from './inpage.ts';
 import { drawChart } from './plot.ts';
 import { TabletopView } from './scene3d.ts';
 import { Player, type Track } from './player.ts';
+import { RunView, runLabel } from './run-view.ts';
 
 type Tab = 'live' | 'runs' | 'inpage';
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const LIVE_KEEP = 400;
 
 /** What tests and people at the console can read: counts that show the page is alive. */
-export const viewerState = { connected: false, framesShown: 0, liveFrames: 0, dropped: 0, episodes: 0, error: '' };
+export const viewerState = {
+  connected: false,
+  framesShown: 0,
+  liveFrames: 0,
+  dropped: 0,
+  episodes: 0,
+  error: '',
+  curveSeries: 0,
+  curveRuns: [] as string[],
+  curvePanels: [] as string[],
+};
 (window as unknown as { wmrlViewer: unknown }).wmrlViewer = viewerState;
 
 let scene: Scene | null = null;
@@ -32,6 +41,9 @@ let view: TabletopView | null = null;
 let camera: Renderer | null = null;
 let tab: Tab = 'live';
 let liveRun: string | null = null;
+let liveKind: LiveKind = 'training';
+/** The run whose episodes the Runs tab lists (opened when that tab first shows). */
+let openedRun: string | null = null;
 let liveStream: string | null = null;
 /** Live view follows the newest frame until the user scrubs or pauses. */
 let follow = true;
@@ -46,10 +58,10 @@ function dynamics(): 'physics' | 'world-model' | 'side-by-side' {
   return (document.querySelector<HTMLInputElement>('input[name=dynamics]:checked')?.value ?? 'physics') as 'physics';
 }
 
-/** Draws step t of the track under the current dynamics switch. */
+/** Draws step t of the track under the current dynamics switch (live streams: their own dynamics). */
 function show(track: Track, t: number): void {
   if (!view || !scene) return;
-  const mode = dynamics();
+  const mode = tab === 'live' ? 'physics' : dynamics();
   const phys = track.physics[Math.min(t, track.physics.length - 1)];
   const wm = track.worldModel?.[Math.min(t, track.worldModel.length - 1)];
   const main = mode === 'world-model' ? (wm ?? phys) : (phys ?? wm);
@@ -61,23 +73,19 @@ function show(track: Track, t: number): void {
   const div = track.divergence;
   drawChart(
     $<HTMLCanvasElement>('divergence'),
-    'world model vs physics (m)',
     div
       ? [
           { label: 'tool', colour: '#d62728', points: div.tcp_m.map((v, i) => [i, v]) },
           { label: 'objects', colour: '#1f77b4', points: div.objects_m.map((v, i) => [i, v]) },
         ]
       : [],
-    t,
+    { title: 'world model vs physics (m)', legend: true, x: 'integer', marker: t },
   );
   $('frameinfo').textContent = main
     ? [
-        `${main.source} · ${main.task}`,
-        `step ${main.step}`,
+        `${main.source} · ${main.task} · step ${main.step}`,
         `"${main.instruction}"`,
-        `reward ${main.reward.toFixed(3)}`,
-        `progress ${main.progress.toFixed(2)}`,
-        `success ${main.success}`,
+        `reward ${main.reward.toFixed(3)} · progress ${main.progress.toFixed(2)} · success ${main.success}`,
         ...(main.offTable ? ['an object fell off the table: episode over'] : []),
       ].join('\n')
     : '';
@@ -106,7 +114,34 @@ function setTab(next: Tab): void {
     b.classList.toggle('active', b.dataset.tab === next);
   for (const s of document.querySelectorAll<HTMLElement>('#sidebar section'))
     s.classList.toggle('active', s.dataset.panel === next);
-  if (next === 'live') void refreshLiveMetrics();
+  // a live stream is one env's frames: physics or the world model, never both
+  const fixed = next === 'live';
+  const switcher = $<HTMLFieldSetElement>('dynamics');
+  switcher.disabled = fixed;
+  switcher.title = fixed ? 'live streams are one dynamics each: pick a physics or a world-model stream' : '';
+  $('dynamics-note').hidden = !fixed;
+  if (next === 'live') {
+    if (live.length) player.setTrack({ physics: live }, live.length - 1);
+    else clearStage();
+    void runView.show(liveRun, liveKind);
+  } else if (next === 'runs') {
+    const id = $<HTMLSelectElement>('runs').value;
+    if (id && id !== openedRun) void openRun(id);
+    else {
+      void runView.show(id || null);
+      clearStage();
+      document.querySelector<HTMLElement>('#episodes tbody tr.selected')?.click(); // its episode again
+    }
+  }
+}
+
+/** Forgets the frame shown: the arm back home, no camera image, no step. */
+function clearStage(): void {
+  player.setTrack({ physics: [] });
+  view?.show(undefined);
+  $<HTMLCanvasElement>('policy-cam').getContext('2d')?.clearRect(0, 0, 64, 64);
+  $('frameinfo').textContent = '';
+  $('stepinfo').textContent = '';
 }
 
 const socket = connect(
@@ -118,7 +153,8 @@ const socket = connect(
     camera = fixed ? createRenderer(scene, fixed.name) : null;
     setupInPage(scene, player, (text) => ($('ip-status').textContent = text));
     liveRun = hello.liveRun ?? null;
-    status(hello.live ? 'connected · training live' : 'connected');
+    liveKind = hello.liveKind ?? 'training';
+    status(hello.live ? `connected · ${liveKind} live` : 'connected');
     setTab(hello.live ? 'live' : 'runs');
     void loadRuns();
     socket.emit('live:subscribe', {}, () => undefined);
@@ -134,10 +170,7 @@ const socket = connect(
       live.push(f);
       if (live.length > LIVE_KEEP) live.shift();
     }
-    if (tab === 'live' && follow && live.length) {
-      const wm = live[0].source === 'world-model';
-      player.setTrack(wm ? { physics: live, worldModel: live } : { physics: live }, live.length - 1);
-    }
+    if (tab === 'live' && follow && live.length) player.setTrack({ physics: live }, live.length - 1);
   },
   (streams) => streams.forEach(addStream),
   status,
@@ -152,39 +185,43 @@ function addStream(name: string): void {
 async function loadRuns(): Promise<void> {
   const runs = await request(socket, 'run:list', z.array(RunSummarySchema));
   const select = $<HTMLSelectElement>('runs');
-  select.replaceChildren(
-    ...runs.map(
-      (r) => new Option(`${r.id}${r.live ? ' (live)' : ''}${r.episodes ? ` · ${r.episodes} episodes` : ''}`, r.id),
-    ),
-  );
+  select.replaceChildren(...runs.map((r) => new Option(runLabel(r), r.id)));
+  runView.setRuns(runs);
   const first = runs.find((r) => r.episodes > 0) ?? runs[0];
   if (first) {
     select.value = first.id;
-    await openRun(first.id);
+    if (tab === 'runs') await openRun(first.id);
   }
 }
 
 async function openRun(id: string): Promise<void> {
+  openedRun = id;
+  clearStage(); // the last run's episode goes; a run without episodes shows the arm at home
   try {
-    const [episodes, metrics] = await Promise.all([
-      request(socket, 'episode:list', z.array(EpisodeSummarySchema), { run: id }).catch(() => []),
-      metricsOf(id),
-    ]);
+    if (tab === 'runs') void runView.show(id);
+    const episodes = await request(socket, 'episode:list', z.array(EpisodeSummarySchema), { run: id }).catch(() => []);
     viewerState.episodes = episodes.length;
-    if (metrics.length) drawCurves(metrics, id); // a run without metrics keeps the curves shown
     const body = $('episodes').querySelector('tbody')!;
+    // a training run's recorded episodes: by iteration, world-model rollouts beside their physics twin
+    const trained = episodes.some((e) => e.iteration !== undefined);
+    const columns = trained ? ['it', '#', 'task', 'engine', 'ok', 'return'] : ['#', 'task', 'seed', 'ok', 'return'];
+    const head = document.createElement('tr');
+    for (const c of columns) head.appendChild(document.createElement('th')).textContent = c;
+    $('episodes').querySelector('thead')!.replaceChildren(head);
     body.replaceChildren(
       ...episodes.map((e) => {
         const tr = document.createElement('tr');
-        for (const v of [
-          e.index,
-          e.task.replace(/^tabletop\//, ''),
-          e.seed,
-          e.success ? '✓' : '✗',
-          e.return.toFixed(2),
-        ])
-          tr.appendChild(document.createElement('td')).textContent = String(v);
-        tr.title = e.instruction;
+        const engine = e.source === 'world-model' ? `wm #${e.twin} @${e.start}` : 'physics';
+        const cells = [e.index, e.task.replace(/^tabletop\//, ''), e.seed, e.success ? '✓' : '✗', e.return.toFixed(2)];
+        if (trained) {
+          cells.splice(2, 1, engine); // the engine where a rollout folder shows the seed
+          cells.unshift(e.iteration ?? '');
+        }
+        for (const v of cells) tr.appendChild(document.createElement('td')).textContent = String(v);
+        tr.title =
+          e.source === 'world-model'
+            ? `${e.instruction}: world model from step ${e.start} of episode #${e.twin} (side by side shows both)`
+            : e.instruction;
         tr.onclick = () => {
           for (const r of body.querySelectorAll('tr')) r.classList.toggle('selected', r === tr);
           void openEpisode(id, e.index);
@@ -205,48 +242,21 @@ async function openEpisode(run: string, index: number): Promise<void> {
   player.play();
 }
 
-/** Each run's metrics rows so far and where they end in its metrics.jsonl: a request brings only the
- *  lines after that (the whole file again only when it was rewritten, as a resume does). */
-const metricsSeen = new Map<string, { rows: MetricsRow[]; next?: MetricsCursor }>();
-/** One metrics request at a time (the server answers one per client): each call waits for the last. */
-let metricsQueue: Promise<unknown> = Promise.resolve();
-function metricsOf(run: string): Promise<MetricsRow[]> {
-  const next = metricsQueue.then(() => fetchMetrics(run));
-  metricsQueue = next.catch(() => undefined);
-  return next;
+const runView = new RunView(socket, viewerState, status);
+/** Every 5 s the live run's header and curves while the Live tab shows, or those of a running run in the
+ *  Runs tab; the next poll only after this one's answer. */
+async function poll(): Promise<void> {
+  if (tab === 'live' || (tab === 'runs' && runView.running)) await runView.refresh();
+  setTimeout(() => void poll(), 5000);
 }
-async function fetchMetrics(run: string): Promise<MetricsRow[]> {
-  const seen = metricsSeen.get(run) ?? { rows: [] };
-  for (let more = true; more; ) {
-    const chunk = await request(socket, 'metrics:get', MetricsChunkSchema, { run, after: seen.next });
-    if (chunk.restart) seen.rows = [];
-    seen.rows.push(...chunk.rows);
-    seen.next = chunk.next;
-    more = chunk.more;
-  }
-  metricsSeen.set(run, seen);
-  return seen.rows;
-}
-
-async function refreshLiveMetrics(): Promise<void> {
-  try {
-    if (liveRun) drawCurves(await metricsOf(liveRun), liveRun);
-  } catch (err) {
-    status((err as Error).message);
-  }
-}
-/** The live run's curves every 5 s while the Live tab shows, the next poll only after this one's answer. */
-async function pollLiveMetrics(): Promise<void> {
-  if (tab === 'live') await refreshLiveMetrics();
-  setTimeout(() => void pollLiveMetrics(), 5000);
-}
-void pollLiveMetrics();
+setTimeout(() => void poll(), 5000);
 
 for (const b of document.querySelectorAll<HTMLButtonElement>('.tab')) b.onclick = () => setTab(b.dataset.tab as Tab);
 $<HTMLSelectElement>('runs').onchange = (e) => void openRun((e.target as HTMLSelectElement).value);
 $<HTMLSelectElement>('streams').onchange = (e) => {
   liveStream = (e.target as HTMLSelectElement).value;
   live.length = 0;
+  clearStage(); // the old stream's last frame goes at once; the new one's first frame follows
 };
 for (const r of document.querySelectorAll<HTMLInputElement>('input[name=dynamics]')) r.onchange = () => player.redraw();
 $('play').onclick = () => {

@@ -1,10 +1,13 @@
 // The tabletop in three.js, built from the scene file: static bodies once, moving bodies posed per frame
 // by name; a second, translucent copy of the moving bodies shows the world model's prediction (ghost).
+// With no frame to show, the arm stands in its home pose and the objects are hidden.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 import type { BodyPose } from '../../src/env/types.ts';
 import { type BodyGeometry, sceneBodies } from '../../src/scene/bodies.ts';
 import type { Scene } from '../../src/scene/schema.ts';
+import type { TabletopState } from '../../src/task/types.ts';
+import { ArmPoser } from '../../src/worldmodel/robot-pose.ts';
 
 function geometryOf(b: BodyGeometry): THREE.BufferGeometry {
   const [x, y, z] = b.halfExtents;
@@ -24,6 +27,8 @@ export class TabletopView {
   private readonly controls: OrbitControls;
   private readonly moving = new Map<string, THREE.Mesh>();
   private readonly ghosts = new Map<string, THREE.Mesh>();
+  /** The arm's bodies at the scene's home joint angles (the objects are not part of it). */
+  private readonly home: BodyPose[];
   private dirty = true;
 
   constructor(
@@ -62,6 +67,8 @@ export class TabletopView {
         this.scene3.add(ghost);
       }
     }
+    this.home = homePoses(scene);
+    this.show(undefined);
     new ResizeObserver(() => this.resize()).observe(canvas);
     this.resize();
     const loop = () => {
@@ -71,13 +78,15 @@ export class TabletopView {
     requestAnimationFrame(loop);
   }
 
-  /** Poses the bodies; `ghost` poses the translucent copy (hidden when undefined). `solid` false hides the
-   *  solid bodies (the world-model-only view draws its prediction as the solid bodies instead). */
+  /** Poses the bodies; `ghost` poses the translucent copy (hidden when undefined). No bodies: the idle
+   *  scene (the arm at home, no objects). */
   show(bodies: readonly BodyPose[] | undefined, ghost?: readonly BodyPose[]): void {
     for (const mesh of this.moving.values()) mesh.visible = bodies !== undefined;
-    for (const p of bodies ?? []) {
+    for (const p of bodies ?? this.home) {
       const mesh = this.moving.get(p.name);
-      if (mesh) place(mesh, p);
+      if (!mesh) continue;
+      place(mesh, p);
+      mesh.visible = true;
     }
     for (const g of this.ghosts.values()) g.visible = false;
     for (const p of ghost ?? []) {
@@ -102,4 +111,16 @@ export class TabletopView {
     this.dirty = false;
     this.renderer.render(this.scene3, this.camera);
   }
+}
+
+/** The arm's links, palm and open fingers at the scene's home joint angles. */
+function homePoses(scene: Scene): BodyPose[] {
+  const open = scene.robot.finger.maxOpening;
+  const state: TabletopState = {
+    eePos: [0, 0, 0],
+    eeYaw: 0,
+    fingers: [open, open],
+    objects: scene.objects.map(() => ({ pos: [0, 0, 0], quat: [0, 0, 0, 1], linVel: [0, 0, 0] })),
+  };
+  return new ArmPoser(scene).poses(scene.robot.home, state).slice(state.objects.length);
 }

@@ -54,7 +54,14 @@ export function registerRollout(program: Command): void {
     await withFolderLock(out, '--out', async () => {
       const source = await policySource(opts.policy, { noise: opts.noise });
       const viewer = opts.serve
-        ? await startViewer({ scene, runs: dirname(out), liveRun: out, host: opts.host, port: opts.port })
+        ? await startViewer({
+            scene,
+            runs: dirname(out),
+            liveRun: out,
+            liveKind: 'rollout',
+            host: opts.host,
+            port: opts.port,
+          })
         : null;
       if (viewer) console.error(`wmrl viewer: ${viewer.url}`);
       const bar = progressBar('rollout', taskIds.length * opts.episodes);
