@@ -74,7 +74,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   commitFiles([
     {
       path: join(o.out, 'setup.json'),
-      data: `${JSON.stringify({ policy: o.policy, worldModel: o.worldModel, task: o.tasks.join(',') }, null, 2)}\n`,
+      data: `${JSON.stringify({ policy: o.policy, worldModel: o.worldModel, task: o.tasks.join(','), trainBudgetS }, null, 2)}\n`,
     },
   ]);
   log(`${o.cfg.mode} post-training for ${(trainBudgetS / 60).toFixed(1)} minutes in ${o.out}`);

@@ -154,6 +154,8 @@ export const TrainingInfoSchema = z.object({
   tasks: z.array(z.string()),
   iteration: count,
   iterations: z.number().int().positive().nullable(),
+  /** A run trained for a time budget (`wmrl start`: setup.json's trainBudgetS) rather than to `iterations`. */
+  budgetS: seconds.nullable(),
   clockS: seconds,
   offClockS: seconds,
   leftS: seconds.nullable(),

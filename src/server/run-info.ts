@@ -31,6 +31,9 @@ const TrainFileSchema = z.object({
   config: z.object({ mode: z.string(), iterations: z.number().int().positive() }),
   tasks: z.array(z.string()),
 });
+/** The main job's setup.json: its training budget (absent in other runs' setup.json). */
+const SETUP_FILE = 'setup.json';
+const SetupSchema = z.object({ trainBudgetS: z.number().min(0).optional() });
 const RolloutIndexSchema = z.object({ episodes: z.array(z.object({ task: z.string(), success: z.boolean() })) });
 const RolloutRunSchema = z.object({ command: z.string() });
 
@@ -123,7 +126,9 @@ export class RunInfoReader {
     const file = existsSync(configPath) ? readJson(configPath, TrainFileSchema, `run "${run}": config.json`) : null;
     const t = await this.tally(dir);
     const lock = lockHolder(dir);
-    const N = file?.config.iterations ?? null;
+    const setup = existsSync(join(dir, SETUP_FILE)) ? SetupSchema.safeParse(safeJson(join(dir, SETUP_FILE))) : null;
+    const budgetS = setup?.success ? (setup.data.trainBudgetS ?? null) : null;
+    const N = budgetS === null ? (file?.config.iterations ?? null) : null;
     let state: RunState;
     let note = lock.note;
     if (lock.held) state = 'running';
@@ -131,7 +136,7 @@ export class RunInfoReader {
     else if (existsSync(join(dir, MAIN_JOB_REPORT))) {
       state = 'finished';
       note = "the main job's final evaluation is written (its budget, not the iteration bound, ended training)";
-    } else if (N === null) {
+    } else if (N === null && budgetS === null) {
       state = 'unknown';
       note = 'no config.json: the run length is not known';
     } else state = 'interrupted';
@@ -147,8 +152,15 @@ export class RunInfoReader {
       iterations: N,
       clockS: t.clockS,
       offClockS: t.offClockS,
+      budgetS,
       leftS:
-        state === 'running' && N !== null && perIteration !== null ? perIteration * Math.max(0, N - t.iteration) : null,
+        state !== 'running'
+          ? null
+          : budgetS !== null
+            ? Math.max(0, budgetS - t.clockS - t.offClockS)
+            : N !== null && perIteration !== null
+              ? perIteration * Math.max(0, N - t.iteration)
+              : null,
       heldOut: t.heldOut,
       initial: t.initial,
       policy: existsSync(join(dir, 'policy.onnx')),

@@ -1,7 +1,7 @@
 // run:info, the header of a run: a training run's i/N, clock and state from config.json, metrics.jsonl and
 // the folder lock; a rollout folder's episodes and command; the live run's kind in the greeting.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { io as connect, type Socket } from 'socket.io-client';
@@ -107,6 +107,25 @@ describe('run:info', () => {
     // a lock from another machine cannot be checked from here: it counts as held
     lock(dir, { pid: ended, host: `${hostname()}-elsewhere` });
     expect((await training(s, 'going')).state).toBe('running');
+  });
+
+  it('a run trained for a time budget (wmrl start) shows its iterations without a bound and the budget left', async () => {
+    const dir = join(root, 'budgeted');
+    writeTrainingRun(dir, { iterations: 1_000_000, rows: 4, seconds: 3 });
+    writeFileSync(
+      join(dir, 'setup.json'),
+      JSON.stringify({ policy: 'p', worldModel: 'w', task: 't', trainBudgetS: 100 }),
+    );
+    lock(dir, { pid: process.pid, host: hostname() });
+    const { s } = await serve();
+    const h = await training(s, 'budgeted');
+    expect(h).toMatchObject({ state: 'running', iteration: 4, iterations: null, budgetS: 100 });
+    expect(h.leftS).toBeCloseTo(100 - h.clockS - h.offClockS, 9);
+    rmSync(folderLockPath(dir));
+    expect(await training(s, 'budgeted')).toMatchObject({ state: 'interrupted', leftS: null });
+    mkdirSync(join(dir, 'eval'));
+    writeFileSync(join(dir, 'eval/report.json'), '{}');
+    expect((await training(s, 'budgeted')).state).toBe('finished');
   });
 
   it('a rewritten metrics file (a resume) is counted from its start again', async () => {

@@ -34,7 +34,16 @@ export function renderHeader(root: HTMLElement, info: RunInfo, live?: string): v
   if (info.kind === 'training') {
     if (info.mode) parts.push(field('mode', 'mode', info.mode));
     if (info.tasks.length) parts.push(field('tasks', 'tasks', info.tasks.map(task).join(', ')));
-    parts.push(field('iteration', 'iteration', `${info.iteration}/${info.iterations ?? '?'}`));
+    if (info.budgetS !== null)
+      parts.push(
+        field(
+          'iteration',
+          'iteration',
+          `${info.iteration}`,
+          `trains for ${formatSeconds(info.budgetS)}, not to a count`,
+        ),
+      );
+    else parts.push(field('iteration', 'iteration', `${info.iteration}/${info.iterations ?? '?'}`));
     const off = info.offClockS > 0 ? `; +${formatSeconds(info.offClockS)} evaluation, off the clock` : '';
     parts.push(
       field(
@@ -45,7 +54,14 @@ export function renderHeader(root: HTMLElement, info: RunInfo, live?: string): v
       ),
     );
     if (info.leftS !== null)
-      parts.push(field('left', 'left ≈', formatSeconds(info.leftS), 'at the mean seconds per iteration so far'));
+      parts.push(
+        field(
+          'left',
+          'left ≈',
+          formatSeconds(info.leftS),
+          info.budgetS !== null ? 'of its time budget' : 'at the mean seconds per iteration so far',
+        ),
+      );
     parts.push(stateChip(info));
     const h = info.heldOut ?? info.initial;
     parts.push(
