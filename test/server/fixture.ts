@@ -4,8 +4,10 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { io as connect, type Socket } from 'socket.io-client';
 import { type TrainMetrics, TrainMetricsSchema } from '../../src/core/metrics.ts';
 import { expertPolicy } from '../../src/eval/index.ts';
+import { PROTOCOL_VERSION } from '../../src/protocol/index.ts';
 import { ACTION_NAMES, runEpisodes } from '../../src/physics/index.ts';
 import { writeEpisodeFolder } from '../../src/rollout/index.ts';
 import { loadSceneFile } from '../../src/scene/load-file.ts';
@@ -135,4 +137,9 @@ export function writeTrainingRun(dir: string, o: TrainingRunFixture): TrainMetri
   const rows = Array.from({ length: o.rows }, (_, k) => TrainMetricsSchema.parse(metricsLine(k + 1, o)));
   writeFileSync(join(dir, 'metrics.jsonl'), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
   return rows;
+}
+
+/** A socket.io client of the viewer server at `url` (any token query dropped: `auth` carries it). */
+export function viewerSocket(url: string, auth: Record<string, unknown> = { protocol: PROTOCOL_VERSION }): Socket {
+  return connect(url.replace(/\/\?.*$/, ''), { auth, transports: ['websocket'], reconnection: false, forceNew: true });
 }

@@ -4,13 +4,13 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { io as connect, type Socket } from 'socket.io-client';
+import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sceneContract } from '../../src/demos/index.ts';
-import { HelloSchema, PROTOCOL_VERSION, RunInfoSchema, type TrainingInfo, okReply } from '../../src/protocol/index.ts';
+import { HelloSchema, RunInfoSchema, type TrainingInfo, okReply } from '../../src/protocol/index.ts';
 import { type ViewerServer, startServer } from '../../src/server/index.ts';
 import { folderLockPath } from '../../src/store/index.ts';
-import { SCENE, makeRunRoot, metricsLine, writeTrainingRun } from './fixture.ts';
+import { SCENE, makeRunRoot, metricsLine, viewerSocket, writeTrainingRun } from './fixture.ts';
 
 let root: string;
 const servers: ViewerServer[] = [];
@@ -26,12 +26,7 @@ async function serve(extra: { liveRun?: string; liveKind?: 'training' | 'rollout
     ...extra,
   });
   servers.push(server);
-  const s = connect(server.url, {
-    auth: { protocol: PROTOCOL_VERSION },
-    transports: ['websocket'],
-    reconnection: false,
-    forceNew: true,
-  });
+  const s = viewerSocket(server.url);
   sockets.push(s);
   const hello = await new Promise<unknown>((ok) => s.once('server:hello', ok));
   return { s, hello: HelloSchema.parse(hello) };

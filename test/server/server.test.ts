@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
-import { io as connect, type Socket } from 'socket.io-client';
+import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sceneContract } from '../../src/demos/index.ts';
@@ -19,19 +19,14 @@ import { collectEpisodes, randomPolicy } from '../../src/rollout/index.ts';
 import { type ViewerServer, startServer } from '../../src/server/index.ts';
 import { tapFrames } from '../../src/env/index.ts';
 import { openWorldModelEnv } from '../../src/worldmodel/index.ts';
-import { SCENE, makeRunRoot } from './fixture.ts';
+import { SCENE, makeRunRoot, viewerSocket } from './fixture.ts';
 
 let server: ViewerServer;
 let root: string;
 const sockets: Socket[] = [];
 
 function client(auth: Record<string, unknown> = { protocol: PROTOCOL_VERSION }, url = server.url): Promise<Socket> {
-  const s = connect(url.replace(/\/\?.*$/, ''), {
-    auth,
-    transports: ['websocket'],
-    reconnection: false,
-    forceNew: true,
-  });
+  const s = viewerSocket(url, auth);
   sockets.push(s);
   return new Promise((ok, fail) => {
     s.once('connect', () => ok(s));
@@ -80,12 +75,7 @@ afterAll(async () => {
 describe('viewer server', () => {
   it('binds loopback by default and greets with the protocol version and the scene', async () => {
     expect(server.host).toBe('127.0.0.1');
-    const s = connect(server.url, {
-      auth: { protocol: PROTOCOL_VERSION },
-      transports: ['websocket'],
-      reconnection: false,
-      forceNew: true,
-    });
+    const s = viewerSocket(server.url);
     sockets.push(s);
     const hello = await new Promise<{ protocol: number; scene: { name: string } }>((ok) => s.once('server:hello', ok));
     expect(hello.protocol).toBe(PROTOCOL_VERSION);
