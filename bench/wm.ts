@@ -1,7 +1,8 @@
 // npm run bench:wm [-- --quick] [-- --model models/wm-base.onnx] [-- --policy models/vla-base.onnx]
 // [-- --threads 1,2] — one JSON object per line: world-model env vs physics env steps/s at batch 64 with
 // the same actions, in one run; (a) dynamics only: rendering off, precomputed random tokens (policy
-// excluded); (b) full loop: rendering on and the same VLA policy sampling from each env's observations.
+// excluded); (b) full loop: rendering on and the same VLA policy sampling from each env's observations;
+// (c) policy sampling alone at batch 16, 64, 128 and 256 (microseconds per env).
 // Ratios are WM / physics cost per step (targets: (b) <= 1/5, (a) <= 1/20). Each figure is measured
 // per onnxruntime intra-op thread count (policy and ensemble sessions alike; Rapier is single-threaded).
 import { existsSync } from 'node:fs';
@@ -97,13 +98,15 @@ async function measure(render: boolean, policy: PolicySampler | null, threads: n
   wm.close();
 }
 
-async function policyOnly(policy: PolicySampler, threads: number): Promise<void> {
-  const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: N });
+/** Policy sampling alone at `batch` rows: whether batching more envs into one call (groups or tasks
+ *  together) would make a row cheaper. */
+async function policyOnly(policy: PolicySampler, threads: number, batch: number): Promise<void> {
+  const physics = await createTabletopEnv({ scene, taskId: TASK, numEnvs: batch });
   const { obs } = await physics.reset({ seed: 3 });
   const rng = new Rng(1);
   const ms = await timeAsync(
     async () => {
-      await policy.act(obs, N, rng);
+      await policy.act(obs, batch, rng);
     },
     4,
     MIN_MS,
@@ -112,9 +115,9 @@ async function policyOnly(policy: PolicySampler, threads: number): Promise<void>
     bench: 'policy-inference',
     policy: POLICY,
     ort_threads: threads,
-    batch: N,
+    batch,
     ms_per_batch: round(ms),
-    us_per_env: round((1000 * ms) / N, 1),
+    us_per_env: round((1000 * ms) / batch, 1),
   });
   physics.close();
 }
@@ -127,6 +130,6 @@ for (const threads of THREADS) {
   const policy = await PolicySampler.create(loaded.config, loaded.params, { threads });
   await measure(false, null, threads);
   await measure(true, policy, threads);
-  await policyOnly(policy, threads);
+  for (const batch of [16, N, 2 * N, 4 * N]) await policyOnly(policy, threads, batch);
   await policy.close();
 }
