@@ -28,7 +28,7 @@ const StartOptions = ServeFlags.extend(ProgressFlags.shape).extend({
 });
 
 /** npm start's held-out evaluation: short, often enough for a curve over its minutes. */
-const START_EVALUATION = { evalEvery: 40, evalEpisodes: 16 };
+const START_EVALUATION = { evalEvery: 50, evalEpisodes: 8 };
 const pct = (x: number) => (100 * x).toFixed(1);
 
 export function registerStart(program: Command): void {
@@ -57,7 +57,7 @@ export function registerStart(program: Command): void {
     const tasks = resolveTasks(scene, o.task);
     const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
     // the budget decides where training stops; the iteration bound is never the limit. A short held-out
-    // evaluation every 40 iterations (unless the preset or the file sets evalEvery) gives the run a curve
+    // evaluation every 50 iterations (unless the preset or the file sets evalEvery) gives the run a curve
     // and recorded episodes to replay
     const often = 'evalEvery' in file || PRESETS[o.preset]?.evalEvery !== undefined ? {} : START_EVALUATION;
     const cfg = resolveConfig(o.preset, often, file, { mode: o.mode, seed: o.seed, iterations: 1_000_000 });
