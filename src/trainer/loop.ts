@@ -384,16 +384,11 @@ async function update(r: Run, i: Iteration, samples: PolicySample[]): Promise<Lo
 async function evaluation(r: Run, i: Iteration, runDir: string): Promise<Partial<InitialEvalMetrics & EvalMetrics>> {
   const { cfg, setup } = r;
   if (cfg.evalEvery === 0) return {};
-  const record = recordsSamples(setup.tasks);
   const run = (sampler: PolicySampler, iteration: number): Promise<EvalMetrics> =>
     timed(i, 'eval', async () => {
       const envs = r.envs.map((e) => e.eval!);
-      const { metrics, first } = await evaluate(setup.tasks, envs, sampler, cfg, record);
-      if (record) {
-        const { seed, horizon, evalEvery } = cfg;
-        const c = { runDir, tasks: setup.tasks, envs: r.envs, sampler, seed, horizon, evalEvery, iteration };
-        await recordSamples(c, first);
-      }
+      const { metrics, first } = await evaluate(setup.tasks, envs, sampler, cfg, recordsSamples(setup.tasks));
+      await recordSamples({ runDir, tasks: setup.tasks, envs: r.envs, sampler, cfg, iteration }, first);
       return metrics;
     });
   const before = i.it === 0 ? initialEval(await run(r.refSampler, 0)) : {};

@@ -11,6 +11,7 @@ import { collectEpisodes, type Episode, episodeFolderParts, readEpisodeFolder } 
 import type { StoredEpisode } from '../rollout/index.ts';
 import { commitFiles } from '../store/index.ts';
 import { recordRow } from './rollouts.ts';
+import type { TrainConfig } from './config.ts';
 import type { TrainTask } from './types.ts';
 
 /** Evaluations whose episodes stay in the folder at most: the sample stays bounded over any run length. */
@@ -38,9 +39,7 @@ export interface SampleContext {
   /** Per task: the evaluation env (physics) and the world-model env (null in physics-only modes). */
   envs: readonly { eval: Env | null; model: Env | null }[];
   sampler: PolicySampler;
-  seed: number;
-  horizon: number;
-  evalEvery: number;
+  cfg: Pick<TrainConfig, 'seed' | 'horizon' | 'evalEvery'>;
   /** Updates done when the evaluated policy acted (0: the policy before training). */
   iteration: number;
 }
@@ -79,12 +78,12 @@ export async function recordSamples(c: SampleContext, first: readonly (Episode |
   }
   const contract = { actions: actionBins(spec) };
   const previous = existsSync(join(c.runDir, 'index.json')) ? readEpisodeFolder(c.runDir, contract).episodes : [];
-  const ordinal = (it: number) => Math.round(it / c.evalEvery);
+  const ordinal = (it: number) => Math.round(it / c.cfg.evalEvery);
   const kept = keptEvaluations(ordinal(c.iteration) + 1);
-  const old = previous.filter((p) => (p.iteration ?? 0) < c.iteration && kept.has(ordinal(p.iteration ?? 0)));
-  // twins are indices into the folder: shift them to where their episodes now lie
-  const moved = new Map(previous.map((p, k) => [p, k]));
-  const at = new Map(old.map((p, k) => [moved.get(p)!, k]));
+  const keep = (p: StoredEpisode) => (p.iteration ?? 0) < c.iteration && kept.has(ordinal(p.iteration ?? 0));
+  const old = previous.filter(keep);
+  // twins are indices into the folder: each moves to where its episode now lies
+  const at = new Map(previous.flatMap((p, k) => (keep(p) ? [k] : [])).map((k, j) => [k, j]));
   const episodes = [
     ...old.map((p) => (p.twin === undefined ? p : { ...p, twin: at.get(p.twin) })),
     ...fresh.map((p) => (p.twin === undefined ? p : { ...p, twin: p.twin + old.length })),
@@ -109,10 +108,10 @@ async function worldModelGroup(c: SampleContext, model: Env, e: Episode, start: 
   const width = e.states!.length / (e.length + 1);
   const row = Array.from(e.states!.subarray(start * width, (start + 1) * width));
   const keys = Array.from({ length: SAMPLE_GROUP }, (_, j) => SAMPLE_KEY + j);
-  return collectEpisodes(model, samplerPolicy(c.sampler, { seed: c.seed, temperature: 1 }), {
+  return collectEpisodes(model, samplerPolicy(c.sampler, { seed: c.cfg.seed, temperature: 1 }), {
     seeds: keys.map(() => e.seed),
     keys,
-    horizons: keys.map(() => c.horizon),
+    horizons: keys.map(() => c.cfg.horizon),
     recordState: recordRow(model),
     resetFrom: (slots, episodes) =>
       model.resetFrom(
