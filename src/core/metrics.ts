@@ -39,6 +39,9 @@ const TrainMetricsShape = {
   'groups/wm_three_valued': n.describe(
     'world-model groups with at least 3 distinct rewards (the only ones a monotone map changes after z-scoring)',
   ),
+  'groups/debias_changed': n
+    .optional()
+    .describe('world-model groups in which the debias map changed an advantage by more than 0.01 (debias modes)'),
   'hybrid/anchor_weight': n.describe('loss weight of anchor rows'),
   'hybrid/wm_weight': n.describe('loss weight of world-model rows'),
   'steps/physics': n.describe('physics env steps since the start (cumulative)'),

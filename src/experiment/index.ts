@@ -11,3 +11,5 @@ export * from './remote.ts';
 export * from './registry.ts';
 export * from './brew.ts';
 export * from './ablation.ts';
+export * from './corrections.ts';
+export * from './corrections-report.ts';

@@ -69,6 +69,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
     mode: o.cfg.mode,
     worldModel: o.worldModel,
     seed: o.cfg.seed,
+    modelReward: o.cfg.modelReward,
     live: o.live,
   });
   commitFiles([

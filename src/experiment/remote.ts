@@ -13,7 +13,12 @@ import { researchTrainSetup } from './research.ts';
 import { tabletopTrainSetup } from './tabletop.ts';
 
 const RemoteTaskSchema = z.discriminatedUnion('family', [
-  z.strictObject({ family: z.literal('tabletop'), task: z.string(), scene: z.unknown() }),
+  z.strictObject({
+    family: z.literal('tabletop'),
+    task: z.string(),
+    scene: z.unknown(),
+    modelReward: z.enum(['phi', 'shaped']).optional(),
+  }),
   z.strictObject({ family: z.literal('autoresearch'), task: z.string() }),
 ]);
 
@@ -40,7 +45,9 @@ export function remoteTaskResolver(
     const spec = tabletopSpec(scene, r.task, fixedCameras(scene));
     const dynamics = await ensembleFromModel(wmModelFromSnapshot(worldModel, what), what, scene, spec);
     // as OnlineWorldModel.envFor builds them in the trainer
-    task.makeModel = async (numEnvs) => new WorldModelEnv({ scene, spec, numEnvs, dynamics, ownsDynamics: false });
+    const reward = r.modelReward;
+    task.makeModel = async (numEnvs) =>
+      new WorldModelEnv({ scene, spec, numEnvs, dynamics, ownsDynamics: false, reward });
     task.close = () => dynamics.close();
     return task;
   };

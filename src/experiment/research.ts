@@ -26,7 +26,13 @@ import { AGENT_SIZES } from '../policy/presets.ts';
 import { specInterfaceHash, vlaConfigFromSpec } from '../policy/spec-config.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
 import { type VlaConfig, vlaForwardBuilder } from '../policy/vla.ts';
-import type { Mode, ModelTrainerState, RefreshableModel, TrainTask } from '../trainer/index.ts';
+import {
+  type Mode,
+  type ModelTrainerState,
+  modeFlags,
+  type RefreshableModel,
+  type TrainTask,
+} from '../trainer/index.ts';
 import { mean, std } from '../core/stats.ts';
 import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
 import { collectEpisodes } from '../rollout/index.ts';
@@ -137,7 +143,7 @@ export function researchTrainSetup(o: {
   const data = (o.tasks ?? TRAIN_RESEARCH_TASKS).map(loadTask);
   const held = data.find((t) => t.spec.heldout);
   if (held) throw new RangeError(`research task ${held.spec.id} is held out from training`);
-  const online = o.mode !== 'real' ? new OnlineOutcomeModel(data, o.seed) : undefined;
+  const online = modeFlags(o.mode).model ? new OnlineOutcomeModel(data, o.seed) : undefined;
   const real = executorSource(o.executor, o.onRun && ((_t, _k, r) => o.onRun!(r)));
   const tasks = data.map(
     (task): TrainTask => ({

@@ -1,10 +1,12 @@
 // The speedup experiment's runs (src/experiment/speedup.ts): each (mode, seed) trained in its own folder of
-// the runs folder by a `wmrl train` child process, fresh or resumed, at most `jobs` at once; and what is read
-// back from a run's metrics.jsonl (the learning curve, the seconds per part of the training clock).
+// the runs folder by a `wmrl train` child process, fresh or resumed, at most `jobs` at once; what is read
+// back from a run's metrics.jsonl (the learning curve, the seconds per part of the training clock); and
+// held-out evaluations cached beside the runs. The corrections study (corrections.ts) runs the same way.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseInput, parseInputJsonText } from '../core/input-file.ts';
+import { z } from 'zod';
+import { parseInput, parseInputJsonText, readInputJson } from '../core/input-file.ts';
 import {
   type TrainClockKey,
   type TrainMetricKey,
@@ -12,9 +14,13 @@ import {
   TrainMetricsSchema,
   trainSeconds,
 } from '../core/metrics.ts';
+import { canonicalJson } from '../core/spec.ts';
+import type { PolicyResult } from '../eval/index.ts';
+import type { Scene } from '../scene/index.ts';
 import { commitFiles } from '../store/index.ts';
 import type { Mode } from '../trainer/index.ts';
 import type { SpeedupConfig, SpeedupPaths } from './speedup.ts';
+import { heldoutResult } from './tabletop.ts';
 
 /** One point of a learning curve: held-out success after `iteration` updates. */
 export interface CurvePoint {
@@ -102,27 +108,35 @@ export function secondsOf(metrics: readonly TrainMetrics[]): Record<TimeKey, num
   >;
 }
 
-/** Runs `wmrl train` for one (mode, seed): a fresh run, or --resume of an interrupted one. */
-export function trainRun(
-  p: SpeedupPaths,
-  cfg: SpeedupConfig,
-  mode: Mode,
-  seed: number,
-  log: (line: string) => void,
-): Promise<void> {
-  const dir = join(p.runs, runName(mode, seed));
+/** One training run of an experiment: its folder name in the runs folder, and what it trains with. */
+export interface RunSpec {
+  name: string;
+  mode: Mode;
+  seed: number;
+  iterations: number;
+  /** Trainer config fields over the preset (the run's --config file). */
+  fields: Record<string, unknown>;
+  tasks: readonly string[];
+  preset: string;
+}
+
+/** The speedup experiment's run of (mode, seed). */
+export function speedupRun(cfg: SpeedupConfig, mode: Mode, seed: number): RunSpec {
   const iterations = isModel(mode) ? cfg.iterations.model : cfg.iterations.real;
+  const evalEvery = isModel(mode) ? cfg.evalEvery.model : cfg.evalEvery.real;
+  const fields = { evalEvery, evalEpisodes: cfg.evalEpisodes };
+  return { name: runName(mode, seed), mode, seed, iterations, fields, tasks: cfg.tasks, preset: cfg.preset };
+}
+
+/** Runs `wmrl train` for one run: a fresh run, or --resume of an interrupted one; nothing if it finished. */
+export function trainRun(p: SpeedupPaths, run: RunSpec, log: (line: string) => void): Promise<void> {
+  const { name, mode, seed, iterations } = run;
+  const dir = join(p.runs, name);
   if (metricsOf(dir).length >= iterations && existsSync(join(dir, 'policy.onnx'))) return Promise.resolve();
   const resume = existsSync(join(dir, 'checkpoint.json'));
   if (!resume) rmSync(dir, { recursive: true, force: true }); // started but never checkpointed
-  const configPath = join(p.runs, `${runName(mode, seed)}.config.json`);
-  const evalEvery = isModel(mode) ? cfg.evalEvery.model : cfg.evalEvery.real;
-  commitFiles([
-    {
-      path: configPath,
-      data: `${JSON.stringify({ iterations, evalEvery, evalEpisodes: cfg.evalEpisodes }, null, 2)}\n`,
-    },
-  ]);
+  const configPath = join(p.runs, `${name}.config.json`);
+  commitFiles([{ path: configPath, data: `${JSON.stringify({ ...run.fields, iterations }, null, 2)}\n` }]);
   const args = resume
     ? ['train', '--resume', dir]
     : [
@@ -134,18 +148,18 @@ export function trainRun(
         '--out',
         dir,
         '--preset',
-        cfg.preset,
+        run.preset,
         '--config',
         configPath,
         '--task',
-        cfg.tasks.join(','),
+        run.tasks.join(','),
         '--policy',
         p.policy,
         '--world-model',
         p.worldModel,
         ...(p.scene ? ['--scene', p.scene] : []),
       ];
-  log(`${resume ? 'resuming' : 'training'} ${runName(mode, seed)} (${iterations} iterations)`);
+  log(`${resume ? 'resuming' : 'training'} ${name} (${iterations} iterations)`);
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [p.bin, ...args, ...(p.trainArgs ?? []), '--json'], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -157,7 +171,7 @@ export function trainRun(
       // the child's progress lines (it has no terminal) go to the experiment's log
       const lines = (partial + d).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) if (/^train \d+\/\d+/.test(line)) log(`${runName(mode, seed)}: ${line}`);
+      for (const line of lines) if (/^train \d+\/\d+/.test(line)) log(`${name}: ${line}`);
     });
     child.stdout.resume();
     child.on('error', fail);
@@ -169,6 +183,31 @@ export function trainRun(
           ),
     );
   });
+}
+
+/** Held-out evaluation of a policy file, cached in `cache` (JSON), with the eval module's protocol. */
+export async function evalCached(
+  scene: Scene,
+  cfg: { tasks: string[]; finalEpisodes: number },
+  policy: string,
+  cache: string,
+): Promise<PolicyResult> {
+  const Schema = z.object({
+    policy: z.string(),
+    episodes: z.number(),
+    tasks: z.array(z.string()),
+    result: z.unknown(),
+  });
+  if (existsSync(cache)) {
+    const c = readInputJson(cache, Schema, 'evaluation cache');
+    if (c.episodes === cfg.finalEpisodes && canonicalJson(c.tasks) === canonicalJson(cfg.tasks))
+      return c.result as PolicyResult;
+  }
+  const result = await heldoutResult(scene, cfg.tasks, policy, cfg.finalEpisodes);
+  commitFiles([
+    { path: cache, data: `${JSON.stringify({ policy, episodes: cfg.finalEpisodes, tasks: cfg.tasks, result })}\n` },
+  ]);
+  return result;
 }
 
 /** Runs `tasks` (functions returning promises) with at most `jobs` in flight. */

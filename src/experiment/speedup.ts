@@ -20,14 +20,15 @@ import {
   type TimeKey,
   TIME,
   curveOf,
+  evalCached,
   metricsOf,
   pool,
   runName,
   secondsOf,
+  speedupRun,
   trainRun,
 } from './speedup-runs.ts';
 import { withFits } from './speedup-fit.ts';
-import { heldoutResult } from './tabletop.ts';
 
 export { type CurvePoint, curveOf } from './speedup-runs.ts';
 
@@ -80,26 +81,6 @@ export interface SpeedupPaths {
   bin: string;
   /** Extra flags of every `wmrl train` child (--progress-every). */
   trainArgs?: string[];
-}
-
-/** Held-out evaluation of a policy file, cached in `cache` (JSON), with the eval module's protocol. */
-async function evalCached(scene: Scene, cfg: SpeedupConfig, policy: string, cache: string): Promise<PolicyResult> {
-  const Schema = z.object({
-    policy: z.string(),
-    episodes: z.number(),
-    tasks: z.array(z.string()),
-    result: z.unknown(),
-  });
-  if (existsSync(cache)) {
-    const c = readInputJson(cache, Schema, 'evaluation cache');
-    if (c.episodes === cfg.finalEpisodes && canonicalJson(c.tasks) === canonicalJson(cfg.tasks))
-      return c.result as PolicyResult;
-  }
-  const result = await heldoutResult(scene, cfg.tasks, policy, cfg.finalEpisodes);
-  commitFiles([
-    { path: cache, data: `${JSON.stringify({ policy, episodes: cfg.finalEpisodes, tasks: cfg.tasks, result })}\n` },
-  ]);
-  return result;
 }
 
 /** Success and paired difference to the base, overall and on seen / reserved object-target pairs. */
@@ -155,7 +136,7 @@ export async function runSpeedup(
     plan.map(
       ({ mode, seed }) =>
         () =>
-          trainRun(p, cfg, mode, seed, log),
+          trainRun(p, speedupRun(cfg, mode, seed), log),
     ),
   );
 

@@ -7,7 +7,7 @@ import { createTabletopEnv, expertStart, fixedCameras, tabletopSpec } from '../p
 import type { Scene } from '../scene/index.ts';
 import { sampleTask, sceneDifficulty, splitSeed, splitSize, stateNames, tabletopInstructions } from '../task/index.ts';
 import { type PolicyResult, runEval } from '../eval/index.ts';
-import type { Mode, TrainSetup, TrainTask } from '../trainer/index.ts';
+import { type Mode, modeFlags, type TrainSetup, type TrainTask } from '../trainer/index.ts';
 import { SplitTransport } from '../transport/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
 
@@ -15,13 +15,14 @@ import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
 export async function tabletopTrainSetup(
   scene: Scene,
   taskIds: readonly string[],
-  o: { mode: Mode; worldModel: string; seed: number; live?: FrameSink },
+  o: { mode: Mode; worldModel: string; seed: number; modelReward?: 'phi' | 'shaped'; live?: FrameSink },
 ): Promise<Pick<TrainSetup, 'tasks' | 'split'> & { worldModel?: OnlineWorldModel }> {
   const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
-  if (o.mode !== 'real' && !existsSync(o.worldModel))
-    throw new InputError(`--world-model: ${o.worldModel} does not exist (modes other than real need a world model)`);
-  const worldModel =
-    o.mode !== 'real' ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
+  const { model } = modeFlags(o.mode);
+  const reward = o.modelReward ?? 'phi';
+  if (model && !existsSync(o.worldModel))
+    throw new InputError(`--world-model: ${o.worldModel} does not exist (--mode ${o.mode} needs a world model)`);
+  const worldModel = model ? await OnlineWorldModel.open(o.worldModel, scene, specs[0], { seed: o.seed }) : undefined;
   let made = 0;
   const tap = (env: Env & FrameSource, kind: string): Env =>
     o.live ? tapFrames(env, o.live, `${shortName(env)} ${kind} ${++made}`) : env;
@@ -29,7 +30,8 @@ export async function tabletopTrainSetup(
     (taskId, k): TrainTask => ({
       id: taskId,
       makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
-      makeModel: worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs), 'world model')),
+      makeModel:
+        worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs, { reward }), 'world model')),
       branching: tabletopBranching(scene, taskId),
       recordedStates: stateNames(scene.objects.map((x) => x.name)),
       expertStart: (seed, remaining) => expertStart(scene, taskId, seed, remaining),
@@ -38,7 +40,7 @@ export async function tabletopTrainSetup(
       trainSeed: (i) => splitSeed(scene, 'train', i),
       evalSeed: (i) => splitSeed(scene, 'heldout', i),
       trainStarts: splitSize(scene, 'train'),
-      remote: { family: 'tabletop', task: taskId, scene },
+      remote: { family: 'tabletop', task: taskId, scene, ...(reward === 'shaped' && { modelReward: reward }) },
     }),
   );
   return { tasks, worldModel, split: (local, helpers) => SplitTransport.open(local, HELPER_ENTRY, helpers) };

@@ -55,8 +55,8 @@ export interface CollectOptions {
   /** Episode keys for every random draw (default: the seeds); distinct keys make rollouts from one
    *  seed (a GRPO group) independent. */
   keys?: number[];
-  /** Privileged state of env i (flat), recorded after reset and after every step. */
-  recordState?: (envIndex: number) => ArrayLike<number>;
+  /** Privileged state of env i (flat), recorded after reset and after every step of its episode. */
+  recordState?: (envIndex: number, episode: number) => ArrayLike<number>;
   onEpisode?: (episode: Episode, done: number) => void;
   /** Episode k ends (truncated) after horizons[k] steps if the env has not ended it before. */
   horizons?: number[];
@@ -113,7 +113,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
     for (const i of started) {
       buffers[i] = {
         ...fresh(),
-        states: options.recordState ? Array.from(options.recordState(i)) : [],
+        states: options.recordState ? Array.from(options.recordState(i, slot[i])) : [],
         instruction: out.info.instruction?.[i] ?? '',
       };
     }
@@ -134,7 +134,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       if (logp) for (const d of dims) b.logp.push(logp[d][i]);
       ctx.steps[i]++;
       b.rewards.push(r.reward[i]);
-      if (options.recordState) for (const x of Array.from(options.recordState(i))) b.states.push(x);
+      if (options.recordState) for (const x of Array.from(options.recordState(i, slot[i]))) b.states.push(x);
       const cut = options.horizons !== undefined && b.rewards.length >= options.horizons[slot[i]];
       if (!r.terminated[i] && !r.truncated[i] && !cut) continue;
       const episode: Episode = {

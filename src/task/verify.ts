@@ -53,8 +53,13 @@ const speed = (v: Vec3): number => Math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * 
  *  TCP to finger i's inner face, so the gap is fingers[0] + fingers[1]. */
 export function isHeld(obj: SceneObject, o: ObjState, state: TabletopState): boolean {
   if (dist3(state.eePos, o.pos) > TOL.holdDist) return false;
+  return gapError(obj, o, state) <= TOL.holdGap;
+}
+
+/** |finger gap - the object's width along the finger axis|. */
+function gapError(obj: SceneObject, o: ObjState, state: TabletopState): number {
   const width = 2 * supportAlong(obj, o.quat, [dcos(state.eeYaw), dsin(state.eeYaw), 0]);
-  return Math.abs(state.fingers[0] + state.fingers[1] - width) <= TOL.holdGap;
+  return Math.abs(state.fingers[0] + state.fingers[1] - width);
 }
 
 /** Flat on the table (z about its resting height, roughly upright) and nearly still. */
@@ -75,12 +80,17 @@ function targetDist(ctx: Ctx, pos: readonly number[]): number {
   return distXY(pos, ctx.state.objects[index].pos);
 }
 
-/** Object centre over the target: inside a zone or bin footprint, or within stackXYFrac of a target cube's width. */
-function overTarget(ctx: Ctx): boolean {
+/** How far from the target the object centre may be and still be over it: 0 for a zone or bin
+ *  footprint, stackXYFrac of a target cube's width. */
+function overTol(ctx: Ctx): number {
   const { kind, index } = ctx.task.target;
-  if (kind !== 'object') return targetDist(ctx, ctx.o.pos) === 0;
+  if (kind !== 'object') return 0;
   const t = ctx.scene.objects[index];
-  return targetDist(ctx, ctx.o.pos) <= TOL.stackXYFrac * 2 * Math.min(t.halfExtents[0], t.halfExtents[1]);
+  return TOL.stackXYFrac * 2 * Math.min(t.halfExtents[0], t.halfExtents[1]);
+}
+
+function overTarget(ctx: Ctx): boolean {
+  return targetDist(ctx, ctx.o.pos) <= overTol(ctx);
 }
 
 /** The family's final condition: the object left at the target and let go. */
@@ -109,13 +119,21 @@ function eeNearObject(ctx: Ctx): boolean {
 
 /** Each stage's own condition in this state, in FAMILY_PREDICATES order. */
 export function stageConditions(scene: Scene, task: TaskInstance, state: TabletopState): boolean[] {
+  return conditions(context(scene, task, state));
+}
+
+function context(scene: Scene, task: TaskInstance, state: TabletopState): Ctx {
   if (state.objects.length !== scene.objects.length)
     throw new RangeError(
       `scoreTask: state has ${state.objects.length} objects, scene "${scene.name}" has ${scene.objects.length}`,
     );
   const obj = scene.objects[task.object];
   const o = state.objects[task.object];
-  const ctx: Ctx = { scene, task, state, obj, o, held: isHeld(obj, o, state) };
+  return { scene, task, state, obj, o, held: isHeld(obj, o, state) };
+}
+
+function conditions(ctx: Ctx): boolean[] {
+  const { task, obj, o } = ctx;
   const near = eeNearObject(ctx);
   if (task.family === 'push') {
     const d = targetDist(ctx, o.pos);
@@ -137,6 +155,77 @@ export function scoreTask(scene: Scene, task: TaskInstance, state: TabletopState
   names.forEach((name, k) => (predicates[name] = reached[k]));
   const satisfied = reached.filter(Boolean).length;
   return { success: raw[names.length - 1], progress: satisfied / names.length, predicates };
+}
+
+// Shaped progress: Φ plus a continuous closeness to the next stage, so a learned world model's reward
+// has more resolution than Φ's n + 1 levels. Physics rewards stay Φ (scoreTask).
+
+/** How far `value` lies past `tol`, in units of `scale` (0 within it). */
+const beyond = (value: number, tol: number, scale: number): number => Math.max(0, value - tol) / scale;
+
+/** frac's ceiling: keeps Φ + frac/n below the next level of Φ. */
+const FRAC_MAX = 1 - 1e-6;
+
+/** Φ + frac/n: frac ∈ [0, 1) is exp(-excess) of the first stage not reached, its excess a sum of the
+ *  quantities its condition tests, each past its tolerance in units of a scale (see stageExcess).
+ *  Continuous within a stage, in [Φ, Φ + 1/n), and 1 exactly when the task is solved. */
+export function shapedProgress(scene: Scene, task: TaskInstance, state: TabletopState): number {
+  const ctx = context(scene, task, state);
+  const raw = conditions(ctx);
+  const n = raw.length;
+  const reached = raw.lastIndexOf(true) + 1; // predicates reached: nΦ
+  if (reached === n) return 1;
+  const frac = Math.min(FRAC_MAX, Math.exp(-stageExcess(ctx, reached))) || 0; // NaN states: 0
+  return (reached + frac) / n;
+}
+
+/** How far the state is from stage k's condition: the sum, over the quantities it tests, of how far
+ *  each lies past its tolerance. Lengths in units of the table's smaller half size, finger gaps of the
+ *  maximum opening, lift and push distances of their thresholds; speeds in m/s, cosines as they are. */
+function stageExcess(ctx: Ctx, k: number): number {
+  const { scene, task, state, obj, o } = ctx;
+  const L = Math.min(scene.table.halfSize[0], scene.table.halfSize[1]);
+  const ee = state.eePos;
+  const d = targetDist(ctx, o.pos);
+  const last = FAMILY_PREDICATES[task.family].length - 1;
+  if (k === 0) return beyond(distXY(ee, o.pos), TOL.nearXY, L) + beyond(Math.abs(ee[2] - o.pos[2]), TOL.nearZ, L);
+  if (k === last) return placedExcess(ctx, L);
+  if (task.family === 'push') {
+    if (k === 1)
+      return beyond(d, targetDist(ctx, task.initObjects[task.object].pos) - TOL.towardTarget, TOL.towardTarget);
+    return k === 2 ? beyond(d, TOL.nearTarget, L) : beyond(d, overTol(ctx), L);
+  }
+  if (k === 1)
+    return (
+      beyond(dist3(ee, o.pos), TOL.holdDist, L) +
+      beyond(gapError(obj, o, state), TOL.holdGap, scene.robot.finger.maxOpening)
+    );
+  if (k === 2) return beyond(TOL.liftHeight, o.pos[2] - restHeight(obj, o.quat), TOL.liftHeight);
+  return beyond(d, overTol(ctx), L);
+}
+
+/** The final stage: over the target, at the height it rests at (or inside the bin), upright, still and let go. */
+function placedExcess(ctx: Ctx, L: number): number {
+  const { scene, task, state, obj, o } = ctx;
+  const { kind, index } = task.target;
+  const letGo = Math.min(
+    beyond(TOL.holdDist, dist3(state.eePos, o.pos), L),
+    beyond(TOL.holdGap, gapError(obj, o, state), TOL.holdGap),
+  );
+  const xy = beyond(targetDist(ctx, o.pos), overTol(ctx), L);
+  if (kind === 'bin') return letGo + xy + beyond(o.pos[2], scene.bins[index].height, L) + beyond(-o.pos[2], 0, L);
+  const ts = state.objects[index];
+  const z =
+    kind === 'zone'
+      ? restHeight(obj, o.quat)
+      : ts.pos[2] + restHeight(scene.objects[index], ts.quat) + restHeight(obj, o.quat);
+  return (
+    letGo +
+    xy +
+    beyond(Math.abs(o.pos[2] - z), kind === 'zone' ? TOL.restZ : TOL.stackZ, L) +
+    beyond(TOL.uprightCos, uprightness(obj, o.quat), 1) +
+    beyond(speed(o.linVel), TOL.restSpeed, 1)
+  );
 }
 
 /** An object whose centre is this far below the table top (z = 0) has fallen; a cube pressed into the

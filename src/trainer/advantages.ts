@@ -96,6 +96,19 @@ export function ensembleWeights(
   return raw.map((r) => clamp(r / rbar, c.min, c.max));
 }
 
+/** Whether mapping a group's rewards through `f` changes any of its standardised advantages by more than
+ *  `tol` (an affine f changes them only through eps, far less). */
+export function changesAdvantages(
+  rewards: readonly number[],
+  f: (r: number) => number,
+  config: Pick<AdvantageConfig, 'eps' | 'zeroVarTol'>,
+  tol = 0.01,
+): boolean {
+  const before = standardise(rewards, config.eps, config.zeroVarTol).advantages;
+  const after = standardise(rewards.map(f), config.eps, config.zeroVarTol).advantages;
+  return before.some((a, k) => Math.abs(a - after[k]) > tol);
+}
+
 export interface GroupOptions {
   /** Multiplies every advantage of the group (the denoiser's w for anchor groups). */
   groupWeight?: number;

@@ -35,7 +35,28 @@ const BranchPointSchema = z.object({
   elapsed: count,
   row: z.array(z.number()),
   moved: z.boolean().optional(),
+  // real-branch: the replay to the point (the exact copy as base64)
+  origin: z
+    .object({ elapsed: count, row: z.array(z.number()), exact: z.string().optional(), actions: z.array(z.number()) })
+    .optional(),
 });
+type BranchPointJson = z.infer<typeof BranchPointSchema>;
+
+const poolToJson = (pool: readonly BranchPoint[]): BranchPointJson[] =>
+  pool.map(({ origin, ...p }) => {
+    if (!origin) return p;
+    const { exact, actions, ...rest } = origin;
+    const bytes = exact && Buffer.from(exact.buffer, exact.byteOffset, exact.byteLength).toString('base64');
+    return { ...p, origin: { ...rest, ...(bytes && { exact: bytes }), actions: Array.from(actions) } };
+  });
+
+const poolFromJson = (pool: readonly BranchPointJson[]): BranchPoint[] =>
+  pool.map(({ origin, ...p }) => {
+    if (!origin) return p;
+    const { exact, actions, ...rest } = origin;
+    const bytes = exact !== undefined && new Uint8Array(Buffer.from(exact, 'base64'));
+    return { ...p, origin: { ...rest, ...(bytes && { exact: bytes }), actions: Int32Array.from(actions) } };
+  });
 
 /** The checkpoint's JSON fields. */
 const CheckpointInfoSchema = z.object({
@@ -95,7 +116,7 @@ export function restoreState(
     evolution: Evolution.fromState(info.evolution),
     hybrid: HybridWeights.fromState(info.hybrid),
     totals: info.totals,
-    pool: info.pool,
+    pool: poolFromJson(info.pool),
   };
   const replay = info.refresh.replay && { store: ck.extra.replay, info: info.refresh.replay };
   return { state, replay, model: info.refresh.model && unpackModelState(ck.extra, info.refresh.model) };
@@ -125,7 +146,7 @@ export function saveCheckpoint(
     evolution: s.evolution.toState(),
     hybrid: s.hybrid.toState(),
     totals: s.totals,
-    pool: s.pool,
+    pool: poolToJson(s.pool),
     refresh: { replay: replay?.info ?? null, model: model?.info ?? null },
   };
   saveTrainCheckpoint(runDir, CHECKPOINT_FORMAT, {

@@ -12,7 +12,7 @@ import { EvolutionSchema } from './evolution.ts';
 import { AgentBrewSchema } from './agentbrew.ts';
 import { RepeatPenaltySchema } from './repeat.ts';
 
-export const MODES = ['real', 'wm', 'mix', 'mix+denoise', 'mix+debias', 'wmrl'] as const;
+export const MODES = ['real', 'real-branch', 'wm', 'mix', 'mix+denoise', 'mix+debias', 'wmrl'] as const;
 export type Mode = (typeof MODES)[number];
 
 export const TrainConfigSchema = z
@@ -21,8 +21,9 @@ export const TrainConfigSchema = z
       .enum(MODES)
       .default('wmrl')
       .describe(
-        'real: every group in physics; wm: every group in the world model; mix: anchors + world model, ' +
-          'no correction; mix+denoise, mix+debias, wmrl: with the corrections',
+        'real: every group in physics; real-branch: the groups of mix (same anchors, branch points, horizon), ' +
+          'all in physics; wm: every group in the world model; mix: anchors + world model, no correction; ' +
+          'mix+denoise, mix+debias, wmrl: with the corrections',
       ),
     iterations: z.number().int().positive().default(100).describe('policy updates'),
     seed: z.number().int().min(0).default(0).describe('every random draw of the run derives from it'),
@@ -46,6 +47,13 @@ export const TrainConfigSchema = z
       .positive()
       .default(10)
       .describe('steps of a world-model group branched from a real state (and of the segments anchors are graded on)'),
+    modelReward: z
+      .enum(['phi', 'shaped'])
+      .default('phi')
+      .describe(
+        "world-model rollouts' reward: phi (the task's few discrete process-score levels, as physics) or " +
+          'shaped (plus a continuous closeness to the next stage; anchors stay graded on phi)',
+      ),
     branchShare: z
       .number()
       .min(0)
@@ -223,11 +231,19 @@ export function resolveConfig(preset: string, ...layers: Record<string, unknown>
   return parsed.data;
 }
 
-/** Which corrections a mode applies, and whether it runs physics / world-model groups. */
-export function modeFlags(mode: Mode): { anchors: boolean; model: boolean; debias: boolean; denoise: boolean } {
+/** Which corrections a mode applies, whether it runs anchors / world-model groups, and whether the groups
+ *  besides the anchors run in physics (real-branch). */
+export function modeFlags(mode: Mode): {
+  anchors: boolean;
+  model: boolean;
+  branchPhysics: boolean;
+  debias: boolean;
+  denoise: boolean;
+} {
   return {
     anchors: mode !== 'wm',
-    model: mode !== 'real',
+    model: mode !== 'real' && mode !== 'real-branch',
+    branchPhysics: mode === 'real-branch',
     debias: mode === 'mix+debias' || mode === 'wmrl',
     denoise: mode === 'mix+denoise' || mode === 'wmrl',
   };

@@ -2,7 +2,7 @@
 // and its evolution level, all from the group's own generator; and the scripted expert's state it
 // starts from when its level is below 1.
 import { DRAW, Rng } from '../core/rng.ts';
-import type { BranchPoint } from './rollouts.ts';
+import { type BranchPoint, type GroupJob, exactStates } from './rollouts.ts';
 import type { Iteration, Run } from './run.ts';
 
 /** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
@@ -41,4 +41,21 @@ export async function expertBranch(
   const point: BranchPoint = { task, seed, elapsed: start.elapsed, row: Array.from(start.row) };
   if (exact) point.exact = start.exact;
   return point;
+}
+
+/** real-branch: the branched jobs start from exact physics states, replayed from their anchors in this
+ *  process's physics envs (the pool keeps rows and how to replay to them, not engine copies). */
+export async function exactBranches(r: Run, jobs: readonly GroupJob[]): Promise<void> {
+  for (const t of r.setup.tasks.keys()) {
+    const mine = jobs.filter((j) => j.task === t && j.branch?.origin);
+    if (!mine.length) continue;
+    const exact = await exactStates(
+      r.envs[t].real!,
+      mine.map((j) => j.branch!),
+    );
+    mine.forEach((j, k) => {
+      const { origin: _, ...point } = j.branch!;
+      j.branch = { ...point, ...(exact[k].exact && { exact: exact[k].exact }) };
+    });
+  }
 }

@@ -16,6 +16,7 @@ import { savePolicy } from '../policy/model.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
 import { appendMetrics, checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { applyPmi, relabelSamples } from './agentbrew.ts';
+import { changesAdvantages } from './advantages.ts';
 import { debiasThenDenoise } from './calibrate.ts';
 import { freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
@@ -25,7 +26,7 @@ import type { PolicySample } from './policy-trainer.ts';
 import type { RefreshableModel } from './refresh-state.ts';
 import { repeatPenalty } from './repeat.ts';
 import { recordSamples, recordsSamples } from './samples.ts';
-import { drawStart, expertBranch, groupKeys } from './group-start.ts';
+import { drawStart, exactBranches, expertBranch, groupKeys } from './group-start.ts';
 import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
 import { type Iteration, type Run, closeRun, newIteration, openRun, timed } from './run.ts';
 import type { TrainHooks, TrainSetup } from './types.ts';
@@ -163,10 +164,17 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
       j.level ?? null,
       rs.map((x) => x.success),
     );
+    const origin = r.flags.branchPhysics ? { exact: j.branch?.exact } : undefined;
     for (const x of rs)
       if (x.states && task.branching)
         state.pool.push(
-          ...branchPoints(j.task, x, cfg.branchEvery, { horizon: cfg.horizon, progress: task.branching.progress }),
+          ...branchPoints(
+            j.task,
+            x,
+            cfg.branchEvery,
+            { horizon: cfg.horizon, progress: task.branching.progress },
+            origin,
+          ),
         );
   }
   state.pool.splice(0, Math.max(0, state.pool.length - cfg.branchPool));
@@ -248,9 +256,11 @@ async function measureFidelity(r: Run, i: Iteration, anchors: readonly GroupJob[
 }
 
 /** 5. World-model groups: G rollouts from a real state of a recent anchor (horizon H) or, for the rest,
- *  from a train-split initial state (whole episode). */
+ *  from a train-split initial state (whole episode). real-branch runs these same groups in physics. */
 async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   const { cfg, setup, state } = r;
+  const physics = r.flags.branchPhysics;
+  const clock = physics ? 'physics' : 'model';
   const models: GroupJob[] = [];
   for (let k = 0; k < cfg.groupsPerIteration - r.anchorCount; k++) {
     const g = r.anchorCount + k;
@@ -265,14 +275,16 @@ async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
     const job: GroupJob = { kind: 'model', task, start, startIndex, keys };
     if (level !== null) {
       job.level = level;
-      job.branch = await timed(i, 'model', () => expertBranch(r, task, start, level, false));
+      job.branch = await timed(i, clock, () => expertBranch(r, task, start, level, physics));
     }
     models.push(job);
   }
   if (models.length) {
-    const request = { ...i.request, engine: 'model' as const, jobs: models, recordStates: cfg.repeat.coef > 0 };
-    const groups = await timed(i, 'model', () => r.modelTransport.run(request));
-    state.totals.modelSteps += steps(groups);
+    if (physics) await timed(i, clock, () => exactBranches(r, models));
+    const engine = physics ? ('real' as const) : ('model' as const);
+    const request = { ...i.request, engine, jobs: models, recordStates: cfg.repeat.coef > 0 };
+    const groups = await timed(i, clock, () => (physics ? r.transport : r.modelTransport).run(request));
+    state.totals[physics ? 'physicsSteps' : 'modelSteps'] += steps(groups);
     models.forEach((j, k) => {
       i.rollouts.set(j, groups[k]);
       // without anchors, generations advance on the world model's own verdicts
@@ -296,8 +308,10 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
   const spans: Batch['spans'] = [];
   let penalty = 0;
   const zeroVariance = { anchor: 0, model: 0 };
-  // world-model groups with >= 3 distinct rewards: the only ones a monotone map can change after z-scoring
+  // world-model groups with >= 3 distinct rewards (the only ones a monotone map can change after
+  // z-scoring), and those in which the debias map did change an advantage
   let threeValued = 0;
+  let debiasChanged = 0;
   const rows = (kind: GroupJob['kind']) =>
     jobs
       .filter((j) => j.kind === kind)
@@ -314,6 +328,7 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
         : state.advantages.worldModelGroup(rewards, f, { rewardVars: rs.map((x) => x.rewardVar) });
     if (a.zeroVariance) zeroVariance[j.kind]++;
     if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
+    if (j.kind === 'model' && r.flags.debias && changesAdvantages(rewards, f, state.advantages.config)) debiasChanged++;
     // an equal-reward group's rows carry only the KL and entropy terms: a share of them is kept, weighted
     // by its inverse so that those terms keep their expectation
     const keep = a.zeroVariance ? r.cfg.equalRewardRows : 1;
@@ -326,7 +341,7 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
       spans.push({ task: j.task, seed: x.seed, from, to: samples.length });
     });
   }
-  return { w, samples, spans, zeroVariance, threeValued, rowWeight, penalty };
+  return { w, samples, spans, zeroVariance, threeValued, debiasChanged, rowWeight, penalty };
 }
 
 /** 6b. AgentBrew: failed anchors whose final state satisfies another instruction of the family join the

@@ -17,6 +17,7 @@ export interface Batch {
   penalty: number;
   zeroVariance: { anchor: number; model: number };
   threeValued: number;
+  debiasChanged: number;
   rowWeight: { anchor: number; model: number };
 }
 
@@ -69,6 +70,7 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
     'groups/zero_variance_anchor': batch.zeroVariance.anchor,
     'groups/zero_variance_wm': batch.zeroVariance.model,
     'groups/wm_three_valued': batch.threeValued,
+    'groups/debias_changed': batch.debiasChanged,
     'hybrid/anchor_weight': batch.rowWeight.anchor,
     'hybrid/wm_weight': batch.rowWeight.model,
     'steps/physics': state.totals.physicsSteps,

@@ -23,6 +23,17 @@ export interface BranchPoint {
   moved?: boolean;
   /** The engine's exact copy of the state (a physics start; never kept in the pool). */
   exact?: Uint8Array;
+  /** real-branch: how the anchor rollout got here, so that physics can replay it to the exact state. */
+  origin?: BranchOrigin;
+}
+
+/** An anchor rollout's start (its exact copy where it did not start from an initial state) and its
+ *  actions (step-major), shared by the branch points it visited. */
+export interface BranchOrigin {
+  elapsed: number;
+  row: number[];
+  exact?: Uint8Array;
+  actions: Int32Array;
 }
 
 /** What a task offers so that world-model rollouts can start from real states (its engines capture
@@ -173,22 +184,78 @@ export async function runGroups(
 }
 
 /** Branch points of a recorded rollout: its states every `every` steps before its end (elapsed counts
- *  from the episode's start); with `moved`, whether Φ changed over the next `moved.horizon` steps. */
+ *  from the episode's start); with `moved`, whether Φ changed over the next `moved.horizon` steps; with
+ *  `origin`, how to replay the rollout to them (`exact`: the rollout's exact start, if not an initial state). */
 export function branchPoints(
   task: number,
   r: Rollout,
   every: number,
   moved?: { horizon: number; progress: Branching['progress'] },
+  origin?: { exact?: Uint8Array },
 ): BranchPoint[] {
   if (!r.states) throw new Error('branchPoints: the rollout recorded no states');
   const width = r.states.length / (r.length + 1);
   const row = (t: number) => r.states!.subarray(t * width, (t + 1) * width);
+  const from: BranchOrigin | undefined = origin && {
+    elapsed: r.start,
+    row: Array.from(row(0)),
+    ...(origin.exact && { exact: origin.exact }),
+    actions: r.actions,
+  };
   const out: BranchPoint[] = [];
   for (let t = 0; t < r.length; t += every) {
     const p: BranchPoint = { task, seed: r.seed, elapsed: r.start + t, row: Array.from(row(t)) };
+    if (from) p.origin = from;
     if (moved)
       p.moved = moved.progress(r.seed, row(Math.min(r.length, t + moved.horizon))) !== moved.progress(r.seed, row(t));
     out.push(p);
+  }
+  return out;
+}
+
+/** Each branch point captured exactly (with the engine's copy where it has one) in `env`: its anchor
+ *  rollout replayed from the rollout's start with the same actions. The engine is deterministic, so the replay passes through
+ *  the recorded state; a replay that does not is an error. */
+export async function exactStates(env: Env, points: readonly BranchPoint[]): Promise<EpisodeStart[]> {
+  if (!canBranch(env)) throw new TypeError(`${env.spec.id}: branching needs an env with capture() and resetFrom()`);
+  const out: EpisodeStart[] = [];
+  const dims = env.spec.action.map((e) => e.name);
+  for (const fromInitial of [true, false]) {
+    const at = points.flatMap((p, k) => (!p.origin!.exact === fromInitial ? [k] : []));
+    if (!at.length) continue;
+    const origin = (m: number) => points[at[m]].origin!;
+    const replay: Policy = {
+      act: (_obs, ctx) => ({
+        actions: Object.fromEntries(
+          dims.map((d, j) => [
+            d,
+            Int32Array.from(ctx.keys, (m, i) => (m < 0 ? 0 : origin(m).actions[ctx.steps[i] * dims.length + j])),
+          ]),
+        ),
+      }),
+    };
+    const record = (slot: number, m: number): ArrayLike<number> => {
+      const c = env.capture(slot);
+      const p = points[at[m]];
+      if (c.elapsed === p.elapsed) {
+        if (c.row.length !== p.row.length || p.row.some((v, j) => v !== Math.fround(c.row[j])))
+          throw new Error(`exactStates: the replay of seed ${p.seed} left the recorded state at step ${p.elapsed}`);
+        out[at[m]] ??= env.capture(slot, { exact: true });
+      }
+      return c.row;
+    };
+    await collectEpisodes(env, replay, {
+      seeds: at.map((k) => points[k].seed),
+      keys: at.map((_, m) => m),
+      horizons: at.map((k) => Math.max(1, points[k].elapsed - points[k].origin!.elapsed)),
+      recordState: record,
+      resetFrom: fromInitial
+        ? undefined
+        : branchFrom(env, (m) => {
+            const { elapsed, row, exact } = origin(m);
+            return { seed: points[at[m]].seed, key: m, elapsed, row, exact };
+          }),
+    });
   }
   return out;
 }

@@ -124,15 +124,18 @@ export async function openRun(
 /** Each task's envs: anchor slots, evaluation slots (the anchor slots where they are as many), world-model slots. */
 async function openEnvs(setup: TrainSetup, cfg: TrainConfig, flags: Run['flags'], hooks: TrainHooks, parts: number) {
   // anchors get as many physics slots as they have rollouts (idle slots would still step), evaluation its own
-  const anchorCount = !flags.model
-    ? cfg.groupsPerIteration
-    : !flags.anchors
-      ? 0
-      : Math.min(
-          cfg.groupsPerIteration,
-          Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)),
-        );
-  const anchorSlots = Math.min(cfg.numEnvs, anchorCount * Math.ceil(cfg.groupSize / parts));
+  const mixed = (flags.model && flags.anchors) || flags.branchPhysics;
+  const anchorCount = mixed
+    ? Math.min(cfg.groupsPerIteration, Math.max(cfg.minAnchors, Math.round(cfg.anchorShare * cfg.groupsPerIteration)))
+    : flags.anchors
+      ? cfg.groupsPerIteration
+      : 0;
+  if (flags.branchPhysics && hooks.transport)
+    throw new InputError('--mode real-branch replays anchors in this process to branch from them: no --redis');
+  // real-branch runs its branched groups (and the replays to their branch points) in these slots too
+  const anchorSlots = flags.branchPhysics
+    ? cfg.numEnvs
+    : Math.min(cfg.numEnvs, anchorCount * Math.ceil(cfg.groupSize / parts));
   const envs = await Promise.all(
     setup.tasks.map(async (t) => {
       // remote anchors need none here

@@ -8,7 +8,7 @@ import type { Scene } from '../scene/schema.ts';
 import { TabletopCore, type EpisodeKeys, type LearnedReward, type TabletopEngine } from '../tabletop/env.ts';
 import { packState, stateSize, unpackState, unpackStateInto } from '../task/state.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
-import { scoreTask } from '../task/verify.ts';
+import { scoreTask, shapedProgress } from '../task/verify.ts';
 import type { Dynamics } from './dynamics.ts';
 import { ArmPoser, IK_ITERS_RESET, IK_ITERS_STEP } from './robot-pose.ts';
 
@@ -25,6 +25,8 @@ export interface WorldModelEnvOptions {
   render?: boolean;
   /** close() also closes the dynamics (default true; false when several envs share one). */
   ownsDynamics?: boolean;
+  /** The members' progress term: 'phi' (default) the verifier's Φ, 'shaped' shapedProgress (finer). */
+  reward?: 'phi' | 'shaped';
 }
 
 /** Throws when two specs differ (a world-model env must carry exactly the physics env's spec). */
@@ -66,6 +68,7 @@ class EnsembleEngine implements TabletopEngine {
     private readonly sampling: 'mean' | 'member',
     private readonly sampleSeed: number,
     private readonly ownsDynamics: boolean,
+    private readonly reward: 'phi' | 'shaped',
   ) {
     this.poser = new ArmPoser(scene);
     this.S = stateSize(scene.objects.length);
@@ -127,12 +130,14 @@ class EnsembleEngine implements TabletopEngine {
         prog = 0,
         prog2 = 0;
       for (let k = 0; k < K; k++) {
-        const sc = scoreTask(this.scene, task, unpackStateInto(pred.members, (k * R + r) * S, this.scratch));
+        const st = unpackStateInto(pred.members, (k * R + r) * S, this.scratch);
+        const sc = scoreTask(this.scene, task, st);
         const v = sc.success ? 1 : 0;
+        const p = this.reward === 'shaped' ? shapedProgress(this.scene, task, st) : sc.progress;
         sum += v;
         sum2 += v * v;
-        prog += sc.progress;
-        prog2 += sc.progress * sc.progress;
+        prog += p;
+        prog2 += p * p;
       }
       out.reward[i] = sum / K;
       out.rewardVar[i] = Math.max(0, sum2 / K - out.reward[i] * out.reward[i]);
@@ -214,6 +219,7 @@ export class WorldModelEnv extends TabletopCore<EnsembleEngine> {
       options.sampling ?? 'mean',
       options.seed ?? 0,
       options.ownsDynamics ?? true,
+      options.reward ?? 'phi',
     );
     super({ scene, spec: structuredClone(spec), numEnvs, render: options.render }, engine);
   }

@@ -77,6 +77,8 @@ export interface OpenWorldModelOptions {
   sampling?: 'mean' | 'member';
   seed?: number;
   render?: boolean;
+  /** The progress term (WorldModelEnvOptions.reward; default 'phi'). */
+  reward?: 'phi' | 'shaped';
   /** onnxruntime intra-op threads of the ensemble session (default 1). */
   threads?: number;
 }
@@ -106,5 +108,6 @@ export async function openWorldModelEnv(path: string, o: OpenWorldModelOptions):
     sampling: o.sampling,
     seed: o.seed,
     render: o.render,
+    reward: o.reward,
   });
 }

@@ -117,13 +117,20 @@ export class OnlineWorldModel {
   }
 
   /** A WorldModelEnv for one task on the shared dynamics (refreshes reach it); the task's spec must be
-   *  the one the model stored. */
-  envFor(scene: Scene, spec: EnvSpec, numEnvs: number): WorldModelEnv {
+   *  the one the model stored; `reward` as in WorldModelEnvOptions. */
+  envFor(scene: Scene, spec: EnvSpec, numEnvs: number, options: { reward?: 'phi' | 'shaped' } = {}): WorldModelEnv {
     const stored = this.meta.specs[spec.id];
     if (!stored)
       throw new InputError(`world model: not trained for ${spec.id} (has ${Object.keys(this.meta.specs).join(', ')})`);
     assertSameSpec(spec, stored, 'world model: stored spec');
-    return new WorldModelEnv({ scene, spec, numEnvs, dynamics: this.dynamics, ownsDynamics: false });
+    return new WorldModelEnv({
+      scene,
+      spec,
+      numEnvs,
+      dynamics: this.dynamics,
+      ownsDynamics: false,
+      reward: options.reward,
+    });
   }
 
   /** Training transitions in the replay, and how many it keeps at most. */

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { Rng } from '../../src/core/rng.ts';
 import type { Vec3 } from '../../src/scene/schema.ts';
-import { FAMILY_PREDICATES, scoreTask, stageConditions, TOL } from '../../src/task/index.ts';
+import {
+  FAMILY_PREDICATES,
+  scoreTask,
+  shapedProgress,
+  stageConditions,
+  type TabletopState,
+  type TaskInstance,
+  TOL,
+} from '../../src/task/index.ts';
 import { firstN, H, makeState, makeTask, objIndex, OPEN, scene, tiltX, yawQuat } from './helpers.ts';
 
 const zone = scene.zones[0];
@@ -283,5 +292,122 @@ describe('scoreTask input checks', () => {
     const task = makeTask('tabletop/push', 'red_cube', { kind: 'zone', name: zone.name });
     const s = makeState(task, { objs: { [red]: { pos: [zc[0], zc[1], H], quat: [0, 0, 0, 3] } } });
     expect(scoreTask(scene, task, s).success).toBe(true);
+  });
+});
+
+describe('shapedProgress', () => {
+  const tasks = [
+    makeTask('tabletop/push', 'red_cube', { kind: 'zone', name: zone.name }),
+    makeTask('tabletop/pick-place', 'red_cube', { kind: 'zone', name: zone.name }),
+    makeTask('tabletop/stack', 'red_cube', { kind: 'object', name: 'green_cube' }),
+    makeTask('tabletop/put-in-bin', 'red_cube', { kind: 'bin', name: bin.name }),
+  ];
+  const lerp = (a: Vec3, b: Vec3, t: number): Vec3 => [0, 1, 2].map((j) => a[j] + (b[j] - a[j]) * t) as Vec3;
+  const n = 5;
+  const inBand = (task: TaskInstance, st: TabletopState) => {
+    const phi = scoreTask(scene, task, st).progress;
+    const s = shapedProgress(scene, task, st);
+    expect(s).toBeGreaterThanOrEqual(phi);
+    expect(s).toBeLessThan(phi === 1 ? 1.5 : phi + 1 / n);
+    expect(s === 1).toBe(phi === 1);
+    return s;
+  };
+
+  /** A kinematic expert: the TCP moves in 10 steps between waypoints; a held object moves with it. */
+  function expert(task: TaskInstance): TabletopState[] {
+    const p = task.initObjects[red].pos;
+    const { kind, index } = task.target;
+    const states: TabletopState[] = [];
+    let ee = task.initEe;
+    let fingers: [number, number] = [OPEN, OPEN];
+    let obj = p;
+    const go = (to: Vec3, o: { carry?: boolean; push?: Vec3; grip?: number } = {}) => {
+      const [e0, o0, f0] = [ee, obj, fingers[0]];
+      for (let k = 1; k <= 10; k++) {
+        ee = lerp(e0, to, k / 10);
+        if (o.grip !== undefined) fingers = [f0 + ((o.grip - f0) * k) / 10, f0 + ((o.grip - f0) * k) / 10];
+        const before = obj;
+        obj = o.carry ? ee : o.push ? lerp(o0, o.push, k / 10) : obj;
+        const linVel = obj.map((v, j) => (v - before[j]) * scene.control.hz) as Vec3;
+        states.push(makeState(task, { ee, fingers, objs: { [red]: { pos: obj, linVel } } }));
+      }
+    };
+    if (task.family === 'push') {
+      const goal: Vec3 = [zc[0], zc[1], H];
+      const u = [goal[0] - p[0], goal[1] - p[1]].map((v) => v / Math.hypot(goal[0] - p[0], goal[1] - p[1]));
+      const behind = (q: Vec3, z: number): Vec3 => [q[0] - 0.045 * u[0], q[1] - 0.045 * u[1], z];
+      go(behind(p, 0.08), { grip: 0 });
+      go(behind(p, H));
+      go(behind(goal, H), { push: goal });
+      go(behind(goal, 0.1));
+      return states;
+    }
+    const goal: Vec3 =
+      kind === 'zone'
+        ? [zc[0], zc[1], H]
+        : kind === 'bin'
+          ? [bin.centre[0], bin.centre[1], H + 0.001]
+          : above(task.initObjects[index].pos, 2 * H);
+    go(above(p, 0.08));
+    go(p);
+    go(p, { grip: H });
+    go([p[0], p[1], 0.12], { carry: true });
+    go([goal[0], goal[1], 0.12], { carry: true });
+    go(goal, { carry: true });
+    go(goal, { grip: OPEN });
+    go([goal[0], goal[1], 0.12]);
+    return states;
+  }
+
+  it('lies in [Φ, Φ + 1/n) along an expert path, never drops, takes many values and ends at 1', () => {
+    for (const task of tasks) {
+      const shaped = expert(task).map((st) => inBand(task, st));
+      expect(shaped.at(-1), task.family).toBe(1);
+      for (let i = 1; i < shaped.length; i++) expect(shaped[i], task.family).toBeGreaterThan(shaped[i - 1] - 1e-12);
+      expect(new Set(shaped).size, task.family).toBeGreaterThan(2 * (n + 1));
+    }
+  });
+
+  it('lies in [Φ, Φ + 1/n) on random states and is continuous within a level', () => {
+    const rng = new Rng(5);
+    const u = (a: number, b: number) => rng.range(a, b);
+    for (const task of tasks)
+      for (let i = 0; i < 300; i++) {
+        const p = task.initObjects[red].pos;
+        const pos: Vec3 =
+          rng.uniform() < 0.5 ? [u(-0.3, 0.3), u(-0.2, 0.25), u(0, 0.15)] : [zc[0], zc[1], u(H - 0.01, 0.1)];
+        const ee: Vec3 = rng.uniform() < 0.5 ? [u(-0.3, 0.3), u(-0.2, 0.25), u(0.02, 0.2)] : lerp(pos, p, u(0, 0.05));
+        const f = u(0, OPEN);
+        const spec = {
+          ee,
+          fingers: [f, f] as [number, number],
+          objs: { [red]: { pos, linVel: [0, 0, u(-0.3, 0.3)] as Vec3 } },
+        };
+        const s = inBand(task, makeState(task, spec));
+        const nudged = makeState(task, { ...spec, ee: [ee[0] + 1e-7, ee[1], ee[2] - 1e-7] });
+        if (scoreTask(scene, task, nudged).progress === scoreTask(scene, task, makeState(task, spec)).progress)
+          expect(Math.abs(shapedProgress(scene, task, nudged) - s)).toBeLessThan(1e-5);
+      }
+  });
+
+  it('rises as the TCP approaches the object (first stage), reaching the next level only when near', () => {
+    for (const task of tasks) {
+      const p = task.initObjects[red].pos;
+      const path = Array.from({ length: 21 }, (_, k) => makeState(task, { ee: lerp(task.initEe, p, k / 20) }));
+      const shaped = path.map((st) => shapedProgress(scene, task, st));
+      const far = path.filter((st) => scoreTask(scene, task, st).progress === 0).length;
+      expect(far).toBeGreaterThan(5);
+      for (let k = 1; k < far; k++) expect(shaped[k]).toBeGreaterThan(shaped[k - 1]);
+      expect(shaped[far - 1]).toBeLessThan(1 / n);
+      expect(shaped[far]).toBeGreaterThanOrEqual(1 / n);
+    }
+  });
+
+  it('solved states score exactly 1', () => {
+    const t = tasks[1];
+    expect(shapedProgress(scene, t, makeState(t, { objs: { [red]: { pos: [zc[0], zc[1], H] } } }))).toBe(1);
+    const b = tasks[3];
+    const inside: Vec3 = [bin.centre[0], bin.centre[1], H + 0.001];
+    expect(shapedProgress(scene, b, makeState(b, { objs: { [red]: { pos: inside } } }))).toBe(1);
   });
 });

@@ -45,7 +45,10 @@ async function smallModel(steps = 0) {
   return { config: trainer.config, params };
 }
 
-async function makeEnv(numEnvs: number, opts: { sampling?: 'mean' | 'member'; seed?: number; render?: boolean } = {}) {
+async function makeEnv(
+  numEnvs: number,
+  opts: { sampling?: 'mean' | 'member'; seed?: number; render?: boolean; reward?: 'phi' | 'shaped' } = {},
+) {
   const { config, params } = await smallModel();
   const dynamics = await EnsembleDynamics.create(config, params, layout, limitsFromScene(scene), spec);
   return new WorldModelEnv({ scene, spec, numEnvs, dynamics, ...opts });
@@ -176,6 +179,29 @@ describe('WorldModelEnv', () => {
       }
     },
   );
+  it("reward 'shaped': the members' progress is shapedProgress, finer than Φ's levels", async () => {
+    const n = 5; // pick-place predicates
+    const K = 3; // ensemble members
+    const run = async (reward: 'phi' | 'shaped') => {
+      const env = await makeEnv(4, { render: false, reward });
+      await env.reset({ seed: 5 });
+      const rng = new Rng(9);
+      const progress: number[] = [];
+      for (let t = 0; t < 3; t++) progress.push(...(await env.step(randomAction(spec, 4, rng))).info.terms.progress);
+      env.close();
+      return progress;
+    };
+    const phi = await run('phi');
+    const shaped = await run('shaped');
+    const onGrid = (v: number) => Math.abs(v * n * K - Math.round(v * n * K)) < 1e-9;
+    expect(phi.every(onGrid)).toBe(true);
+    expect(shaped.filter(onGrid).length).toBeLessThan(shaped.length);
+    // same states (deterministic mean stepping): the members' mean shaped value lies in [mean Φ, mean Φ + 1/n)
+    shaped.forEach((v, j) => {
+      expect(v).toBeGreaterThanOrEqual(phi[j]);
+      expect(v).toBeLessThan(phi[j] + 1 / n);
+    });
+  });
   it('member sampling draws per rollout key: one seed, several keys, any slot, any batch', async () => {
     const env = await makeEnv(4, { sampling: 'member', seed: 5, render: false });
     const single = await makeEnv(1, { sampling: 'member', seed: 5, render: false });

@@ -16,6 +16,7 @@ import { withFolderLock } from '../../store/index.ts';
 import { UsageError, parseOptions, printJson, requireFile } from '../options.ts';
 import { ProgressFlags, addProgressFlags } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
+import { registerCorrections } from './corrections.ts';
 
 const commaList = z.string().transform((s) => s.split(',').filter(Boolean));
 
@@ -63,6 +64,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
 
 export function registerExperiment(program: Command): void {
   const experiment = program.command('experiment').description('experiments over trainer runs');
+  registerCorrections(experiment);
   addProgressFlags(experiment.command('speedup'))
     .description(
       'real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, ' +

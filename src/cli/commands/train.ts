@@ -135,6 +135,7 @@ export function registerTrain(program: Command): void {
       mode: plan.cfg.mode,
       worldModel: plan.setup.worldModel,
       seed: plan.cfg.seed,
+      modelReward: plan.cfg.modelReward,
       live: viewer?.hub,
     });
     const setup = {

@@ -1,0 +1,223 @@
+// The corrections study (docs/trainer.md, "What the world model and each correction add"): named rows
+// (a mode and trainer fields, such as the horizon or a correction's switch) trained on several seeds,
+// each run evaluated on the held-out split right after it trains, and a table of between-seed means with
+// 95% intervals and per-seed paired differences against a reference row. Resumable: finished runs and
+// evaluations are kept and skipped, and the report covers every finished run of the study's rows.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
+import { readInputJson } from '../core/input-file.ts';
+import { type TrainMetrics, trainSeconds } from '../core/metrics.ts';
+import { canonicalJson } from '../core/spec.ts';
+import { mean, tInterval } from '../core/stats.ts';
+import { type PolicyResult, pairedDifference } from '../eval/index.ts';
+import type { Scene } from '../scene/index.ts';
+import { commitFiles } from '../store/index.ts';
+import { MODES } from '../trainer/index.ts';
+import type { SpeedupPaths } from './speedup.ts';
+import { type CurvePoint, curveOf, evalCached, metricsOf, type RunSpec, trainRun } from './speedup-runs.ts';
+
+export const StudyRowSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9+._-]*$/, 'lower-case letters, digits and + . _ - (it names run folders)')
+      .describe('the row, and the prefix of its run folders'),
+    mode: z.enum(MODES).describe('trainer mode'),
+    config: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .describe('trainer config fields over the preset (horizon, branchShare, modelReward, debias, ...)'),
+    reference: z.string().optional().describe('the row it is paired against, seed by seed'),
+  })
+  .strict();
+export type StudyRow = z.output<typeof StudyRowSchema>;
+
+export const CorrectionStudySchema = z
+  .object({
+    tasks: z
+      .array(z.string())
+      .min(1)
+      .default(['tabletop/pick-place', 'tabletop/put-in-bin'])
+      .describe('task ids trained and evaluated'),
+    seeds: z.array(z.number().int().min(0)).min(1).default([0, 1, 2, 3, 4]).describe('training seeds'),
+    iterations: z.number().int().positive().default(48).describe('policy updates of every run'),
+    finalEpisodes: z.number().int().positive().default(200).describe('held-out episodes per task of each run'),
+    preset: z.string().default('default').describe('trainer preset of every run'),
+    config: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .describe("trainer config fields of every run (a row's own fields go over them)"),
+    rows: z.array(StudyRowSchema).min(1).describe('the rows of the table'),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const names = c.rows.map((r) => r.name);
+    c.rows.forEach((r, k) => {
+      if (names.indexOf(r.name) !== k)
+        ctx.addIssue({ code: 'custom', path: ['rows', k, 'name'], message: `"${r.name}" twice` });
+      if (r.reference !== undefined && !names.includes(r.reference))
+        ctx.addIssue({ code: 'custom', path: ['rows', k, 'reference'], message: `no row "${r.reference}"` });
+    });
+  });
+export type CorrectionStudy = z.output<typeof CorrectionStudySchema>;
+
+const runOf = (s: CorrectionStudy, row: StudyRow, seed: number): RunSpec => ({
+  name: `${row.name}-s${seed}`,
+  mode: row.mode,
+  seed,
+  iterations: s.iterations,
+  fields: { evalEvery: 0, ...s.config, ...row.config },
+  tasks: s.tasks,
+  preset: s.preset,
+});
+
+/** Trains and evaluates every (row, seed) of `only` (row names; default all) on `seeds`, seed by seed,
+ *  then reports every finished run of the study. */
+export async function runCorrectionStudy(
+  scene: Scene,
+  s: CorrectionStudy,
+  p: SpeedupPaths,
+  o: { only?: string[]; log?: (line: string) => void } = {},
+) {
+  const log = o.log ?? (() => {});
+  stampStudy(s, p);
+  const rows = s.rows.filter((r) => !o.only || o.only.includes(r.name));
+  const base = await evalCached(scene, s, p.policy, join(p.runs, 'base-eval.json'));
+  for (const seed of s.seeds)
+    for (const row of rows) {
+      const run = runOf(s, row, seed);
+      await trainRun(p, run, log);
+      const final = await evalCached(scene, s, join(p.runs, run.name, 'policy.onnx'), evalPath(p, run));
+      log(`${run.name}: held-out ${(100 * overall(final)).toFixed(1)}% on ${s.finalEpisodes} episodes per task`);
+    }
+  return studyReport(s, p, base);
+}
+
+const evalPath = (p: SpeedupPaths, run: RunSpec) => join(p.runs, run.name, 'final-eval.json');
+const outcomes = (r: PolicyResult, tasks: readonly string[]) => tasks.flatMap((t) => r.outcomes[t]);
+const overall = (r: PolicyResult) => mean(Object.values(r.outcomes).flat());
+
+/** A finished, evaluated run as the report reads it. */
+interface Finished {
+  seed: number;
+  metrics: TrainMetrics[];
+  final: PolicyResult;
+}
+
+function finishedRuns(s: CorrectionStudy, p: SpeedupPaths, row: StudyRow): Finished[] {
+  return s.seeds.flatMap((seed) => {
+    const run = runOf(s, row, seed);
+    const metrics = metricsOf(join(p.runs, run.name));
+    const cache = evalPath(p, run);
+    if (metrics.length < s.iterations || !existsSync(cache)) return [];
+    const final = readInputJson(cache, z.object({ result: z.unknown() }), 'evaluation cache').result as PolicyResult;
+    return [{ seed, metrics, final }];
+  });
+}
+
+/** Between-seed mean of `xs` with its 95% t interval (null bounds with fewer than 2 seeds). */
+const across = (xs: number[]) => {
+  const t = tInterval(xs);
+  return { mean: t.mean, low: xs.length > 1 ? t.low : null, high: xs.length > 1 ? t.high : null, values: xs };
+};
+const sum = (ms: readonly TrainMetrics[], key: keyof TrainMetrics) => ms.reduce((a, m) => a + Number(m[key] ?? 0), 0);
+
+/** The study's table: each row's finished runs, between seeds, against the base and its reference row. */
+export function studyReport(s: CorrectionStudy, p: SpeedupPaths, base: PolicyResult) {
+  const runs = new Map(s.rows.map((r) => [r.name, finishedRuns(s, p, r)]));
+  const rows = s.rows.map((row) => {
+    const mine = runs.get(row.name)!;
+    const ref = row.reference ? runs.get(row.reference)! : [];
+    // seeds both rows have: seed k against seed k, on the same held-out episodes
+    const pairs = mine.flatMap((a) => {
+      const b = ref.find((x) => x.seed === a.seed);
+      return b ? [{ a: outcomes(a.final, s.tasks), b: outcomes(b.final, s.tasks) }] : [];
+    });
+    const perSeed = pairs.map(({ a, b }) => pairedDifference(a, b).diff);
+    const last = (r: Finished) => r.metrics.at(-1)!;
+    return {
+      name: row.name,
+      mode: row.mode,
+      config: row.config,
+      reference: row.reference ?? null,
+      seeds: mine.map((r) => r.seed),
+      success: across(mine.map((r) => overall(r.final))),
+      per_task: Object.fromEntries(s.tasks.map((t) => [t, across(mine.map((r) => mean(r.final.outcomes[t])))])),
+      vs_base: across(mine.map((r) => pairedDifference(outcomes(r.final, s.tasks), outcomes(base, s.tasks)).diff)),
+      vs_reference: pairs.length
+        ? {
+            seeds: pairs.length,
+            per_seed: across(perSeed),
+            pooled: pairedDifference(
+              pairs.flatMap((x) => x.a),
+              pairs.flatMap((x) => x.b),
+            ),
+          }
+        : null,
+      physics_steps: across(mine.map((r) => last(r)['steps/physics'])),
+      world_model_steps: across(mine.map((r) => last(r)['steps/world_model'])),
+      train_seconds: across(mine.map((r) => r.metrics.reduce((a, m) => a + trainSeconds(m), 0))),
+      corrections: {
+        // share of world-model groups in which the debias map changed an advantage, and with >= 3 rewards
+        debias_changed: across(mine.map((r) => sum(r.metrics, 'groups/debias_changed') / wmGroups(r))),
+        three_valued: across(mine.map((r) => sum(r.metrics, 'groups/wm_three_valued') / wmGroups(r))),
+        equal_reward: across(mine.map((r) => sum(r.metrics, 'groups/zero_variance_wm') / wmGroups(r))),
+        w_mean: across(mine.map((r) => sum(r.metrics, 'denoise/w') / r.metrics.length)),
+        w_final: across(mine.map((r) => last(r)['denoise/w'])),
+        bias_before: across(mine.map((r) => last(r)['debias/bias_before'])),
+        bias_after: across(mine.map((r) => last(r)['debias/bias_after'])),
+      },
+      // per iteration, mean over seeds: the denoiser's w
+      w_curve: meanCurve(mine.map((r) => r.metrics.map((m) => m['denoise/w']))),
+      curves: mine.map((r) => ({ seed: r.seed, points: curveOf(r.metrics) })).filter((c) => c.points.length > 1),
+    };
+  });
+  const baseRate = overall(base);
+  return {
+    format: 'wmrl-corrections/1',
+    config: s,
+    policy: p.policy,
+    world_model: p.worldModel,
+    base: { success: baseRate, episodes: outcomes(base, s.tasks).length },
+    rows,
+  };
+}
+export type CorrectionReport = ReturnType<typeof studyReport>;
+export type { CurvePoint };
+
+const wmGroups = (r: Finished) => Math.max(1, sum(r.metrics, 'groups/wm'));
+
+function meanCurve(curves: number[][]): number[] {
+  const n = Math.min(...curves.map((c) => c.length));
+  return curves.length ? Array.from({ length: n }, (_, i) => mean(curves.map((c) => c[i]))) : [];
+}
+
+/** The runs folder's stamp: the settings every run shares, and each row's definition (rows and seeds may
+ *  be added later; a row that changed must get a new name). */
+function stampStudy(s: CorrectionStudy, p: SpeedupPaths): void {
+  const stamp = join(p.runs, 'study.json');
+  const shared = (c: CorrectionStudy, policy: string, wm: string) =>
+    canonicalJson({ ...c, seeds: null, rows: null, policy, wm });
+  let rows: StudyRow[] = [];
+  if (existsSync(stamp)) {
+    const prev = readInputJson(
+      stamp,
+      z.object({ study: CorrectionStudySchema, policy: z.string(), worldModel: z.string() }),
+      'study stamp',
+    );
+    if (shared(prev.study, prev.policy, prev.worldModel) !== shared(s, p.policy, p.worldModel))
+      throw new InputError(`${stamp}: the runs there share other settings; use another --runs folder or delete it`);
+    for (const r of s.rows) {
+      const old = prev.study.rows.find((x) => x.name === r.name);
+      if (old && canonicalJson({ ...old, reference: null }) !== canonicalJson({ ...r, reference: null }))
+        throw new InputError(`${stamp}: row "${r.name}" was trained with another mode or config; rename it`);
+    }
+    rows = prev.study.rows.filter((x) => !s.rows.some((r) => r.name === x.name));
+  }
+  const study = { ...s, rows: [...rows, ...s.rows] };
+  commitFiles([
+    { path: stamp, data: `${JSON.stringify({ study, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` },
+  ]);
+}
