@@ -11,9 +11,16 @@ import { parseInput } from '../core/input-file.ts';
 // at the freeze, rises (to w_max) if it gets noisier, and falls toward 1 as it gets better.
 // With every group an anchor there is nothing to weigh anchors against: w only multiplies the
 // learning rate (the trainer reports that case as such).
+// rule 'inverse-variance' drops the freeze: w = 1 + η², the ratio of a world-model group's reward
+// variance (signal + the model's noise) to an anchor group's (signal alone), as inverse-variance
+// weighting of the two kinds of groups has it.
 
 export const DenoiseConfigSchema = z
   .object({
+    rule: z
+      .enum(['paper', 'inverse-variance'])
+      .default('paper')
+      .describe('paper: w = 1 + c·η² with c frozen so that w = wTarget at the freeze; inverse-variance: w = 1 + η²'),
     halfLife: z.number().positive().default(64).describe('EMA half-life of η² in observed (non-skipped) anchor groups'),
     freezeAfter: z
       .number()
@@ -118,11 +125,12 @@ export class Denoiser {
     return { s2, w: this.weight };
   }
 
-  /** w = clip(1 + c·η², wMin, wMax) once c is frozen, 1 before. */
+  /** w = clip(1 + c·η², wMin, wMax) once c is frozen, 1 before (inverse-variance: c = 1 from the start). */
   get weight(): number {
-    if (this.c === null || this.eta2 === null) return 1;
-    const { wMin, wMax } = this.config;
-    return clamp(1 + this.c * this.eta2, wMin, wMax);
+    const { wMin, wMax, rule } = this.config;
+    const c = rule === 'inverse-variance' ? 1 : this.c;
+    if (c === null || this.eta2 === null) return 1;
+    return clamp(1 + c * this.eta2, wMin, wMax);
   }
 
   report(): DenoiseReport {

@@ -89,6 +89,17 @@ describe('Inverse-Variance Denoising', () => {
     expect(low.weight).toBe(3);
   });
 
+  it('inverse-variance: w = 1 + η² from the first observed group, with no freeze and no target', () => {
+    const dn = new Denoiser({ rule: 'inverse-variance' });
+    expect(dn.weight).toBe(1);
+    expect(dn.observe(...NOISY).w).toBeCloseTo(1.36, 12); // s² = 0.36 initialises η²
+    const eta = BETA * 0.36 + (1 - BETA) * 4;
+    expect(dn.observe(...OPPOSED).w).toBeCloseTo(1 + eta, 12);
+    expect(dn.report().c).toBeNull();
+    for (let i = 0; i < 300; i++) dn.observe(...OPPOSED);
+    expect(dn.weight).toBe(4); // 1 + 4, clipped
+  });
+
   it('does not freeze while η² is below the floor (a world model in exact agreement keeps w = 1)', () => {
     const dn = new Denoiser();
     for (let i = 0; i < 40; i++) expect(dn.observe(...EXACT).w).toBe(1);
