@@ -159,23 +159,13 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
     const task = setup.tasks[j.task];
     if (j.level === undefined)
       state.starts.observe(j.task, j.startIndex!, task.trainStarts, rs.filter((x) => x.success).length, rs.length);
-    state.evolution.observe(
-      j.task,
-      j.level ?? null,
-      rs.map((x) => x.success),
-    );
+    const successes = rs.map((x) => x.success);
+    state.evolution.observe(j.task, j.level ?? null, successes);
+    if (!task.branching) continue;
+    const moved = { horizon: cfg.horizon, progress: task.branching.progress };
+    // real-branch replays the anchor to its points, from its own start
     const origin = r.flags.branchPhysics ? { exact: j.branch?.exact } : undefined;
-    for (const x of rs)
-      if (x.states && task.branching)
-        state.pool.push(
-          ...branchPoints(
-            j.task,
-            x,
-            cfg.branchEvery,
-            { horizon: cfg.horizon, progress: task.branching.progress },
-            origin,
-          ),
-        );
+    for (const x of rs) if (x.states) state.pool.push(...branchPoints(j.task, x, cfg.branchEvery, moved, origin));
   }
   state.pool.splice(0, Math.max(0, state.pool.length - cfg.branchPool));
   return anchors;
@@ -288,12 +278,8 @@ async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
     models.forEach((j, k) => {
       i.rollouts.set(j, groups[k]);
       // without anchors, generations advance on the world model's own verdicts
-      if (!r.flags.anchors && !j.horizon)
-        state.evolution.observe(
-          j.task,
-          j.level ?? null,
-          groups[k].map((x) => x.success),
-        );
+      const successes = groups[k].map((x) => x.success);
+      if (!r.flags.anchors && !j.horizon) state.evolution.observe(j.task, j.level ?? null, successes);
     });
   }
   return models;
