@@ -21,6 +21,7 @@ export function correctionTable(r: CorrectionReport): string {
     'held-out success',
     'vs base',
     'vs reference (per-seed mean)',
+    'vs reference at equal physics steps / training s',
     'physics steps',
     'world-model steps',
     'train s',
@@ -36,6 +37,8 @@ export function correctionTable(r: CorrectionReport): string {
     }
     const c = row.corrections;
     const ref = row.vs_reference ? `${withCi(row.vs_reference.per_seed)} vs ${row.reference}` : '';
+    const eq = row.vs_reference?.at_equal_cost;
+    const equal = eq ? [eq.physics_steps, eq.seconds].map((a) => (a ? withCi(a) : 'beyond')).join(' / ') : '';
     lines.push(
       `| ${[
         row.name,
@@ -43,6 +46,7 @@ export function correctionTable(r: CorrectionReport): string {
         withCi(row.success),
         withCi(row.vs_base),
         ref,
+        equal,
         Math.round(row.physics_steps.mean),
         Math.round(row.world_model_steps.mean),
         Math.round(row.train_seconds.mean),

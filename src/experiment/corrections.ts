@@ -133,7 +133,7 @@ export function studyReport(s: CorrectionStudy, p: SpeedupPaths, base: PolicyRes
     // seeds both rows have: seed k against seed k, on the same held-out episodes
     const pairs = mine.flatMap((a) => {
       const b = ref.find((x) => x.seed === a.seed);
-      return b ? [{ a: outcomes(a.final, s.tasks), b: outcomes(b.final, s.tasks) }] : [];
+      return b ? [{ a: outcomes(a.final, s.tasks), b: outcomes(b.final, s.tasks), ra: a, rb: b }] : [];
     });
     const perSeed = pairs.map(({ a, b }) => pairedDifference(a, b).diff);
     const last = (r: Finished) => r.metrics.at(-1)!;
@@ -154,6 +154,7 @@ export function studyReport(s: CorrectionStudy, p: SpeedupPaths, base: PolicyRes
               pairs.flatMap((x) => x.a),
               pairs.flatMap((x) => x.b),
             ),
+            at_equal_cost: atEqualCost(pairs.map((x) => [x.ra, x.rb])),
           }
         : null,
       physics_steps: across(mine.map((r) => last(r)['steps/physics'])),
@@ -186,6 +187,28 @@ export function studyReport(s: CorrectionStudy, p: SpeedupPaths, base: PolicyRes
 }
 export type CorrectionReport = ReturnType<typeof studyReport>;
 export type { CurvePoint };
+
+/** Where both rows evaluate during training: each seed's final curve point against the reference's
+ *  curve (same seed) interpolated at the same physics steps and at the same training seconds. */
+function atEqualCost(pairs: [Finished, Finished][]) {
+  const curves = pairs.map(([a, b]) => [curveOf(a.metrics), curveOf(b.metrics)]);
+  if (!curves.length || curves.some(([a, b]) => a.length < 2 || b.length < 2)) return null;
+  const at = (c: CurvePoint[], key: 'physicsSteps' | 'seconds', x: number) => {
+    const k = c.findIndex((p) => p[key] >= x);
+    if (k < 0) return null; // beyond the reference's end
+    if (k === 0) return c[0].success;
+    const [p, q] = [c[k - 1], c[k]];
+    return p.success + ((q.success - p.success) * (x - p[key])) / Math.max(1e-9, q[key] - p[key]);
+  };
+  const diffs = (key: 'physicsSteps' | 'seconds') => {
+    const d = curves.map(([a, b]) => {
+      const ref = at(b, key, a.at(-1)![key]);
+      return ref === null ? null : a.at(-1)!.success - ref;
+    });
+    return d.some((x) => x === null) ? null : across(d as number[]);
+  };
+  return { physics_steps: diffs('physicsSteps'), seconds: diffs('seconds') };
+}
 
 const wmGroups = (r: Finished) => Math.max(1, sum(r.metrics, 'groups/wm'));
 

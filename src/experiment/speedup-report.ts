@@ -7,6 +7,7 @@ import type { CurvePoint, SpeedupReport } from './speedup.ts';
 
 const COLOURS: Record<string, string> = {
   real: '#222',
+  'real-branch': '#ff7f0e',
   wmrl: '#d62728',
   mix: '#1f77b4',
   'mix+denoise': '#2ca02c',

@@ -87,7 +87,13 @@ describe('the corrections study', () => {
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l));
+      const mix = run.startsWith('mix');
       lines.forEach((m, i) => {
+        // curves: the reference (mix) at 100 and 200 physics steps, 1 and 2 s; branch at 50 and 150, 0.5 and 1 s
+        for (const k of Object.keys(m)) if (k.startsWith('time/')) m[k] = 0;
+        m['time/physics_s'] = mix ? 1 : 0.5;
+        m['steps/physics'] = mix ? 100 * (i + 1) : 50 + 100 * i;
+        Object.assign(m, { 'eval/success': (mix ? [0.2, 0.4] : [0.5, 0.6])[i], 'eval/ci_low': 0, 'eval/ci_high': 1 });
         m['groups/wm'] = 2;
         m['groups/debias_changed'] = i; // 1 of 4 groups over the run
         m['denoise/w'] = 1 + i;
@@ -105,6 +111,9 @@ describe('the corrections study', () => {
     expect(branch.vs_reference?.pooled.diff).toBeCloseTo(0.375, 12);
     expect(branch.vs_reference?.pooled.episodes).toBe(8);
     expect(mix.vs_reference).toBeNull();
+    // branch's last point (150 steps, 1 s, 0.6) against mix's curve there: 0.3 at 150 steps, 0.2 at 1 s
+    expect(branch.vs_reference?.at_equal_cost?.physics_steps?.values.map((x) => +x.toFixed(12))).toEqual([0.3, 0.3]);
+    expect(branch.vs_reference?.at_equal_cost?.seconds?.values.map((x) => +x.toFixed(12))).toEqual([0.4, 0.4]);
     expect(branch.vs_base.mean).toBeCloseTo(0.75, 12);
     expect(mix.corrections.debias_changed.mean).toBeCloseTo(0.25, 12);
     expect(mix.w_curve).toEqual([1, 2]);
