@@ -73,17 +73,17 @@ const runOf = (s: CorrectionStudy, row: StudyRow, seed: number): RunSpec => ({
   preset: s.preset,
 });
 
-/** Trains and evaluates every (row, seed) of `only` (row names; default all) on `seeds`, seed by seed,
- *  then reports every finished run of the study. */
+/** Trains and evaluates every (row, seed) of `only` (row names; default all) on `seeds`, seed by seed
+ *  (`train: false`: none), then reports every finished run of the study. */
 export async function runCorrectionStudy(
   scene: Scene,
   s: CorrectionStudy,
   p: SpeedupPaths,
-  o: { only?: string[]; log?: (line: string) => void } = {},
+  o: { only?: string[]; train?: boolean; log?: (line: string) => void } = {},
 ) {
   const log = o.log ?? (() => {});
   stampStudy(s, p);
-  const rows = s.rows.filter((r) => !o.only || o.only.includes(r.name));
+  const rows = o.train === false ? [] : s.rows.filter((r) => !o.only || o.only.includes(r.name));
   const base = await evalCached(scene, s, p.policy, join(p.runs, 'base-eval.json'));
   for (const seed of s.seeds)
     for (const row of rows) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,9 @@ describe('the corrections study', () => {
     await expect(runCorrectionStudy(scene, changed, paths)).rejects.toThrow(/row "mix" was trained with another/);
     // a new row joins the study
     const more = study([...rows, { name: 'mix-h5', mode: 'mix', config: { horizon: 5 } }]);
+    const reported = await runCorrectionStudy(scene, more, paths, { train: false });
+    expect(reported.rows.map((r) => r.seeds.length)).toEqual([2, 2, 0]);
+    expect(existsSync(join(paths.runs, 'mix-h5-s0'))).toBe(false);
     const grown = await runCorrectionStudy(scene, more, paths, { only: ['mix-h5'] });
     expect(grown.rows.map((r) => r.seeds.length)).toEqual([2, 2, 2]);
   });

@@ -32,6 +32,7 @@ const Options = ProgressFlags.extend({
   worldModel: z.string(),
   scene: z.string().optional(),
   json: z.boolean().optional(),
+  train: z.boolean(),
 });
 
 export function registerCorrections(experiment: Command): void {
@@ -49,6 +50,7 @@ export function registerCorrections(experiment: Command): void {
     .option('--policy <file>', 'the base policy', 'models/vla-base.onnx')
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
+    .option('--no-train', 'train nothing: report the runs already finished and evaluated')
     .option('--json', 'print the report as one JSON object on stdout')
     .addHelpText(
       'after',
@@ -83,7 +85,11 @@ export function registerCorrections(experiment: Command): void {
         trainArgs: o.progressEvery ? ['--progress-every', String(o.progressEvery)] : [],
       };
       const report = await withFolderLock(o.runs, '--runs', () =>
-        runCorrectionStudy(scene, { ...study, seeds: o.seeds ?? study.seeds }, paths, { only: o.rows, log }),
+        runCorrectionStudy(scene, { ...study, seeds: o.seeds ?? study.seeds }, paths, {
+          only: o.rows,
+          train: o.train,
+          log,
+        }),
       );
       const command = `wmrl experiment corrections ${process.argv.slice(4).join(' ')}`.trim();
       const files = writeCorrectionReport(o.report, report, command);
