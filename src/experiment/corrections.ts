@@ -15,7 +15,7 @@ import { type PolicyResult, pairedDifference } from '../eval/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { commitFiles } from '../store/index.ts';
 import { MODES } from '../trainer/index.ts';
-import type { SpeedupPaths } from './speedup.ts';
+import { SpeedupConfigSchema, type SpeedupPaths } from './speedup.ts';
 import { type CurvePoint, curveOf, evalCached, metricsOf, type RunSpec, trainRun } from './speedup-runs.ts';
 
 export const StudyRowSchema = z
@@ -36,11 +36,7 @@ export type StudyRow = z.output<typeof StudyRowSchema>;
 
 export const CorrectionStudySchema = z
   .object({
-    tasks: z
-      .array(z.string())
-      .min(1)
-      .default(['tabletop/pick-place', 'tabletop/put-in-bin'])
-      .describe('task ids trained and evaluated'),
+    tasks: SpeedupConfigSchema.shape.tasks,
     seeds: z.array(z.number().int().min(0)).min(1).default([0, 1, 2, 3, 4]).describe('training seeds'),
     iterations: z.number().int().positive().default(48).describe('policy updates of every run'),
     finalEpisodes: z.number().int().positive().default(200).describe('held-out episodes per task of each run'),

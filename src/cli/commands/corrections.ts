@@ -5,38 +5,28 @@ import { z } from 'zod';
 import { readInputJson } from '../../core/input-file.ts';
 import {
   CorrectionStudySchema,
-  WMRL_BIN,
   correctionTable,
   runCorrectionStudy,
   writeCorrectionReport,
 } from '../../experiment/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { UsageError, parseOptions, printJson, requireFile } from '../options.ts';
-import { ProgressFlags, addProgressFlags } from '../progress.ts';
+import { ExperimentFlags, SeedList, addExperimentFlags, experimentLog, experimentPaths } from '../experiment-flags.ts';
+import { addProgressFlags } from '../progress.ts';
 import { loadScene } from '../scene.ts';
 
-const Options = ProgressFlags.extend({
+const Options = ExperimentFlags.extend({
   config: z.string(),
   rows: z
     .string()
     .transform((s) => s.split(',').filter(Boolean))
     .optional(),
-  seeds: z
-    .string()
-    .transform((s) => s.split(',').filter(Boolean).map(Number))
-    .pipe(z.array(z.number().int().min(0)).min(1))
-    .optional(),
-  runs: z.string(),
-  report: z.string(),
-  policy: z.string(),
-  worldModel: z.string(),
-  scene: z.string().optional(),
-  json: z.boolean().optional(),
+  seeds: SeedList.optional(),
   train: z.boolean(),
 });
 
 export function registerCorrections(experiment: Command): void {
-  addProgressFlags(experiment.command('corrections'))
+  const command = addProgressFlags(experiment.command('corrections'))
     .description(
       'what the world model and each correction add: rows (a mode and trainer fields) on several seeds, each run ' +
         'evaluated on the held-out split; between-seed means with 95% intervals and per-seed paired ' +
@@ -45,13 +35,12 @@ export function registerCorrections(experiment: Command): void {
     .requiredOption('--config <file>', 'JSON file of the study (fields below; scripts/corrections/study.json)')
     .option('--rows <names>', 'train only these rows, comma-separated (the report covers every row)')
     .option('--seeds <list>', 'train only these seeds, comma-separated (default: the file’s)')
-    .option('--runs <dir>', 'folder of the run folders and cached evaluations', 'runs/corrections')
-    .option('--report <dir>', 'where report.json, table.md and index.html go', 'docs/corrections')
-    .option('--policy <file>', 'the base policy', 'models/vla-base.onnx')
-    .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
-    .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
-    .option('--no-train', 'train nothing: report the runs already finished and evaluated')
-    .option('--json', 'print the report as one JSON object on stdout')
+    .option('--no-train', 'train nothing: report the runs already finished and evaluated');
+  addExperimentFlags(command, {
+    runs: 'runs/corrections',
+    report: 'docs/corrections',
+    reportFiles: 'report.json, table.md and index.html',
+  })
     .addHelpText(
       'after',
       `\nStudy fields (--config file.json):\n${Object.entries(CorrectionStudySchema.shape)
@@ -72,18 +61,8 @@ export function registerCorrections(experiment: Command): void {
       const study = parsed.data;
       const unknown = o.rows?.filter((r) => !study.rows.some((x) => x.name === r));
       if (unknown?.length) throw new UsageError(`--rows: no row ${unknown.join(', ')} in ${o.config}`);
-      const log = (line: string) => {
-        if (!o.json && !o.quiet) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-      };
-      const paths = {
-        runs: o.runs,
-        report: o.report,
-        policy: o.policy,
-        worldModel: o.worldModel,
-        scene: o.scene,
-        bin: WMRL_BIN,
-        trainArgs: o.progressEvery ? ['--progress-every', String(o.progressEvery)] : [],
-      };
+      const log = experimentLog(o);
+      const paths = experimentPaths(o);
       const report = await withFolderLock(o.runs, '--runs', () =>
         runCorrectionStudy(scene, { ...study, seeds: o.seeds ?? study.seeds }, paths, {
           only: o.rows,

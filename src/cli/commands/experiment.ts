@@ -5,7 +5,6 @@ import { readInputJson } from '../../core/input-file.ts';
 import {
   ResearchSpeedupSchema,
   SpeedupConfigSchema,
-  WMRL_BIN,
   runResearchSpeedup,
   runSpeedup,
   writeResearchReport,
@@ -14,28 +13,19 @@ import {
 import { MODES } from '../../trainer/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { UsageError, parseOptions, printJson, requireFile } from '../options.ts';
-import { ProgressFlags, addProgressFlags } from '../progress.ts';
+import { ExperimentFlags, SeedList, addExperimentFlags, experimentLog, experimentPaths } from '../experiment-flags.ts';
+import { addProgressFlags } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { registerCorrections } from './corrections.ts';
 
 const commaList = z.string().transform((s) => s.split(',').filter(Boolean));
 
-const SpeedupOptions = ProgressFlags.extend({
-  seeds: z
-    .string()
-    .transform((s) => s.split(',').filter(Boolean).map(Number))
-    .pipe(z.array(z.number().int().min(0)).min(1))
-    .optional(),
+const SpeedupOptions = ExperimentFlags.extend({
+  seeds: SeedList.optional(),
   modes: commaList.pipe(z.array(z.enum(MODES)).min(1)).optional(),
   task: z.string().optional(),
   config: z.string().optional(),
   jobs: z.coerce.number().int().min(1).optional(),
-  runs: z.string(),
-  report: z.string(),
-  policy: z.string(),
-  worldModel: z.string(),
-  scene: z.string().optional(),
-  json: z.boolean().optional(),
   suite: z.enum(['tabletop', 'autoresearch']),
 });
 
@@ -49,9 +39,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
     );
   const runs = raw.runs === 'runs/speedup' ? 'runs/research-speedup' : o.runs;
   const reportDir = raw.report === 'docs/speedup' ? 'docs/autoresearch' : o.report;
-  const log = (line: string) => {
-    if (!o.json && !o.quiet) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-  };
+  const log = experimentLog(o);
   const report = await withFolderLock(runs, '--runs', () => runResearchSpeedup(parsed.data, runs, log));
   const files = writeResearchReport(
     reportDir,
@@ -65,7 +53,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
 export function registerExperiment(program: Command): void {
   const experiment = program.command('experiment').description('experiments over trainer runs');
   registerCorrections(experiment);
-  addProgressFlags(experiment.command('speedup'))
+  const speedup = addProgressFlags(experiment.command('speedup'))
     .description(
       'real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, ' +
         "the speedup to real's final success; resumable (finished runs and evaluations are kept)",
@@ -81,13 +69,12 @@ export function registerExperiment(program: Command): void {
       '--config <file>',
       'JSON file of experiment fields (iterations, evalEvery, evalEpisodes, finalEpisodes, jobs)',
     )
-    .option('--jobs <n>', 'training runs at once (default 2: one per core)')
-    .option('--runs <dir>', 'folder of the run folders and cached evaluations', 'runs/speedup')
-    .option('--report <dir>', 'where report.json and index.html go', 'docs/speedup')
-    .option('--policy <file>', 'the base policy', 'models/vla-base.onnx')
-    .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
-    .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
-    .option('--json', 'print the report as one JSON object on stdout')
+    .option('--jobs <n>', 'training runs at once (default 2: one per core)');
+  addExperimentFlags(speedup, {
+    runs: 'runs/speedup',
+    report: 'docs/speedup',
+    reportFiles: 'report.json and index.html',
+  })
     .option(
       '--suite <s>',
       'tabletop (the VLA on the tabletop) | autoresearch (the research agent: real-execution GRPO vs wmrl, ' +
@@ -123,25 +110,9 @@ export function registerExperiment(program: Command): void {
           `experiment config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
         );
       const command = `wmrl experiment speedup ${process.argv.slice(4).join(' ')}`.trim();
-      const log = (line: string) => {
-        if (!o.json && !o.quiet) console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-      };
-      const trainArgs = o.progressEvery ? ['--progress-every', String(o.progressEvery)] : [];
+      const log = experimentLog(o);
       const report = await withFolderLock(o.runs, '--runs', () =>
-        runSpeedup(
-          scene,
-          parsed.data,
-          {
-            runs: o.runs,
-            report: o.report,
-            policy: o.policy,
-            worldModel: o.worldModel,
-            scene: o.scene,
-            bin: WMRL_BIN,
-            trainArgs,
-          },
-          log,
-        ),
+        runSpeedup(scene, parsed.data, experimentPaths(o), log),
       );
       const files = writeSpeedupReport(o.report, report, command);
       if (o.json) return printJson(report);
