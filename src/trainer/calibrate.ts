@@ -15,18 +15,18 @@ export interface AnchorPair {
   horizon: number;
 }
 
-/** Feeds the debiaser every pair of every group, then the denoiser one observation per start step of
- *  each group (its members that reached it, at least 2) on f(r_wm) against r_env. Returns f: the
- *  debiaser's map when `debias` is on, the identity otherwise (the pairs are added either way). */
+/** Feeds each group's debiaser (one per task, or one for all) every pair of the group, then the denoiser
+ *  one observation per start step of each group (its members that reached it, at least 2) on f(r_wm)
+ *  against r_env, f the group's debiaser's map when `debias` is on, the identity otherwise (the pairs
+ *  are added either way). */
 export function debiasThenDenoise(
-  debiaser: Debiaser,
   denoiser: Denoiser,
-  groups: readonly (readonly AnchorPair[])[],
+  groups: readonly { debiaser: Debiaser; pairs: readonly AnchorPair[] }[],
   debias: boolean,
-): (r: number) => number {
-  for (const segs of groups) for (const sg of segs) debiaser.add(sg.rWm, sg.rEnv);
-  const f = debias ? (r: number) => debiaser.map(r) : (r: number) => r;
-  for (const segs of groups) {
+): void {
+  for (const { debiaser, pairs } of groups) for (const sg of pairs) debiaser.add(sg.rWm, sg.rEnv);
+  for (const { debiaser, pairs: segs } of groups) {
+    const f = (r: number) => (debias ? debiaser.map(r) : r);
     for (const t of new Set(segs.map((sg) => `${sg.elapsed}:${sg.horizon}`))) {
       const at = segs.filter((sg) => `${sg.elapsed}:${sg.horizon}` === t);
       if (at.length >= 2)
@@ -36,5 +36,4 @@ export function debiasThenDenoise(
         );
     }
   }
-  return f;
 }

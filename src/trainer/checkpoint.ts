@@ -73,7 +73,8 @@ const CheckpointInfoSchema = z.object({
 
 /** What an iteration changes besides the policy and its optimizer. */
 export interface TrainState {
-  debiaser: Debiaser;
+  /** One debiaser, or one per task (debias.perTask). */
+  debiasers: Debiaser[];
   denoiser: Denoiser;
   advantages: Advantages;
   starts: StartSelector;
@@ -87,7 +88,7 @@ export interface TrainState {
 
 export function freshState(cfg: TrainConfig, tasks: number): TrainState {
   return {
-    debiaser: new Debiaser(cfg.debias),
+    debiasers: Array.from({ length: cfg.debias.perTask ? tasks : 1 }, () => new Debiaser(cfg.debias)),
     denoiser: new Denoiser(cfg.denoise),
     advantages: new Advantages(cfg.advantages),
     starts: new StartSelector(cfg.starts, tasks),
@@ -109,7 +110,7 @@ export function restoreState(
 ): { state: TrainState; replay: Replay | null; model: ModelTrainerState | null } {
   const info = parseInput(ck.info, CheckpointInfoSchema, `${join(runDir, CHECKPOINT_JSON)} info`);
   const state: TrainState = {
-    debiaser: Debiaser.fromState(info.debias),
+    debiasers: (Array.isArray(info.debias) ? info.debias : [info.debias]).map((d) => Debiaser.fromState(d)),
     denoiser: Denoiser.fromState(info.denoise),
     advantages: Advantages.fromState(info.advantages),
     starts: StartSelector.fromState(info.starts),
@@ -139,7 +140,7 @@ export function saveCheckpoint(
   const replay = o.refreshing?.exportReplay();
   const model = o.refreshing && s.totals.refreshes > 0 ? packModelState(o.refreshing.exportState()) : null;
   const info: z.input<typeof CheckpointInfoSchema> = {
-    debias: s.debiaser.toState(),
+    debias: s.debiasers.map((d) => d.toState()),
     denoise: s.denoiser.toState(),
     advantages: s.advantages.toState(),
     starts: s.starts.toState(),

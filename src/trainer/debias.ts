@@ -18,6 +18,10 @@ export const DebiasConfigSchema = z
     bins: z.number().int().positive().default(10).describe('equal-width bins over r_wm in [low, high]'),
     low: z.number().default(0).describe('lower edge of the first bin'),
     high: z.number().default(1).describe('upper edge of the last bin'),
+    perTask: z
+      .boolean()
+      .default(false)
+      .describe("one map per task, fitted on that task's anchors (the trainer keeps a debiaser per task)"),
   })
   .refine((c) => c.high > c.low, { message: 'high must exceed low', path: ['high'] });
 export type DebiasConfig = z.output<typeof DebiasConfigSchema>;
@@ -49,6 +53,20 @@ export const DebiasStateSchema = z
     message: 'wm and env must have equal lengths, at most capacity and at most seen',
   });
 export type DebiasState = z.infer<typeof DebiasStateSchema>;
+
+/** Several debiasers' reports as one: pairs and refits summed, biases averaged over the pairs kept. */
+export function mergeReports(reports: readonly DebiasReport[]): Omit<DebiasReport, 'knots'> {
+  const fifo = reports.reduce((n, r) => n + r.fifo, 0);
+  const bias = (k: 'biasBefore' | 'biasAfter') =>
+    fifo ? reports.reduce((s, r) => s + (r[k] ?? 0) * r.fifo, 0) / fifo : null;
+  return {
+    pairs: reports.reduce((n, r) => n + r.pairs, 0),
+    fifo,
+    refits: reports.reduce((n, r) => n + r.refits, 0),
+    biasBefore: bias('biasBefore'),
+    biasAfter: bias('biasAfter'),
+  };
+}
 
 export interface DebiasReport {
   /** Pairs seen in total (not only those still in the FIFO). */

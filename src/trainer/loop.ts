@@ -18,6 +18,7 @@ import { appendMetrics, checkpointDue, commitFiles, resumeCheckpoint, startMetri
 import { applyPmi, relabelSamples } from './agentbrew.ts';
 import { changesAdvantages } from './advantages.ts';
 import { debiasThenDenoise } from './calibrate.ts';
+import type { Debiaser } from './debias.ts';
 import { freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
 import { modeFlags, type TrainConfig } from './config.ts';
 import { fidelity, evaluate } from './measure.ts';
@@ -204,10 +205,11 @@ async function refresh(
 
 /** 4. Anchors graded by the world model the way its groups run (segments from their states, their own
  *  actions; whole episodes for the initial-state share), then debias and denoise on them. Returns the
- *  map f applied to world-model rewards. */
-async function gradeAnchors(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<(x: number) => number> {
+ *  map f applied to a task's world-model rewards. */
+async function gradeAnchors(r: Run, i: Iteration, anchors: readonly GroupJob[]): Promise<WorldModelMap> {
   const { cfg, state } = r;
-  const graded: GradedSegment[][] = [];
+  const debiaser = (task: number) => state.debiasers[cfg.debias.perTask ? task : 0];
+  const graded: { debiaser: Debiaser; pairs: GradedSegment[] }[] = [];
   if (r.flags.model) {
     for (const j of anchors) {
       const { branching } = r.setup.tasks[j.task];
@@ -215,20 +217,19 @@ async function gradeAnchors(r: Run, i: Iteration, anchors: readonly GroupJob[]):
         branching && cfg.branchShare > 0 ? { every: cfg.branchEvery, horizon: cfg.horizon } : null,
         !branching || cfg.branchShare < 1 ? { every: Infinity, horizon: Infinity } : null,
       ];
-      const segs: GradedSegment[] = [];
+      const [model, rs, segs] = [r.envs[j.task].model!, i.rollouts.get(j)!, [] as GradedSegment[]];
       for (const form of forms)
-        if (form)
-          segs.push(
-            ...(await timed(i, 'model', () =>
-              gradeSegments(r.envs[j.task].model!, branching, i.rollouts.get(j)!, form),
-            )),
-          );
+        if (form) segs.push(...(await timed(i, 'model', () => gradeSegments(model, branching, rs, form))));
       state.totals.modelSteps += segs.reduce((n, sg) => n + sg.steps, 0);
-      graded.push(segs);
+      graded.push({ debiaser: debiaser(j.task), pairs: segs });
     }
   }
-  return debiasThenDenoise(state.debiaser, state.denoiser, graded, r.flags.debias);
+  debiasThenDenoise(state.denoiser, graded, r.flags.debias);
+  return (task, x) => (r.flags.debias ? debiaser(task).map(x) : x);
 }
+
+/** The map of a task's world-model rewards (debiasing's f, or the identity). */
+type WorldModelMap = (task: number, x: number) => number;
 
 /** 8, on this iteration's anchors: the world model's reward fidelity every fidelityEvery iterations
  *  (off the training clock). */
@@ -287,7 +288,7 @@ async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
 
 /** 6. Advantages per group: anchors on r_env (weighted by the denoiser's w), world-model groups on f(r_wm);
  *  both less the repeat penalty (before f for world-model rewards). */
-function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x: number) => number): Batch {
+function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], map: WorldModelMap): Batch {
   const { state } = r;
   const w = r.flags.denoise ? state.denoiser.weight : 1;
   const samples: PolicySample[] = [];
@@ -308,6 +309,7 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], f: (x:
     const penalties = rs.map((x) => repeatPenalty(x, r.cfg.repeat));
     penalty += penalties.reduce((a, p) => a + p, 0);
     const rewards = rs.map((x, k) => x.reward - penalties[k]);
+    const f = (x: number) => map(j.task, x);
     const a =
       j.kind === 'anchor'
         ? state.advantages.group(rewards, { groupWeight: w })

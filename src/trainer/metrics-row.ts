@@ -4,6 +4,7 @@ import type { EvalMetrics, FidelityMetrics, InitialEvalMetrics, TrainMetrics } f
 import type { PolicySample } from './policy-trainer.ts';
 import type { RefreshableModel } from './refresh-state.ts';
 import type { Span } from './agentbrew.ts';
+import { mergeReports } from './debias.ts';
 import type { GroupJob, Rollout } from './rollouts.ts';
 import type { Iteration, Run } from './run.ts';
 
@@ -53,7 +54,7 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
   const of = (kind: GroupJob['kind'], v: (x: Rollout) => number) =>
     all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
-  const dr = state.debiaser.report();
+  const dr = mergeReports(state.debiasers.map((d) => d.report()));
   const dn = state.denoiser.report();
   const perStep = (x: number) => x / Math.max(1, losses.steps);
   return {

@@ -21,10 +21,10 @@ describe('debias, then denoise on the calibrated residual', () => {
   it('the denoiser observes f(r_wm) with f fitted on this iteration’s pairs, not raw r_wm', () => {
     const debiaser = fresh();
     const denoiser = new Denoiser();
-    const f = debiasThenDenoise(debiaser, denoiser, [group], true);
+    debiasThenDenoise(denoiser, [{ debiaser, pairs: group }], true);
     expect(debiaser.report().pairs).toBe(ENV.length);
     expect(debiaser.report().refits).toBe(1);
-    for (const p of group) expect(f(p.rWm)).toBeCloseTo(p.rEnv, 12);
+    for (const p of group) expect(debiaser.map(p.rWm)).toBeCloseTo(p.rEnv, 12);
     // The first observation sets η² to its s²: the calibrated one, 0.
     const { eta2, groupsSeen } = denoiser.report();
     expect(groupsSeen).toBe(1);
@@ -48,15 +48,14 @@ describe('debias, then denoise on the calibrated residual', () => {
     );
 
     const denoiser = new Denoiser();
-    debiasThenDenoise(fresh(), denoiser, [group], true);
+    debiasThenDenoise(denoiser, [{ debiaser: fresh(), pairs: group }], true);
     expect(denoiser.toState()).toEqual(expected.toState());
   });
 
   it('without debiasing it still feeds the debiaser, and the denoiser sees the raw residual', () => {
     const debiaser = fresh();
     const denoiser = new Denoiser();
-    const f = debiasThenDenoise(debiaser, denoiser, [group], false);
-    expect(f(0.42)).toBe(0.42);
+    debiasThenDenoise(denoiser, [{ debiaser, pairs: group }], false);
     expect(debiaser.report().pairs).toBe(ENV.length);
     expect(denoiser.report().eta2).toBeCloseTo(0.25, 12);
   });
@@ -68,7 +67,32 @@ describe('debias, then denoise on the calibrated residual', () => {
       { rWm: wm(1), rEnv: 1, elapsed: 15, horizon: 10 }, // alone at its start step: not observed
     ];
     const denoiser = new Denoiser();
-    debiasThenDenoise(fresh(), denoiser, [group, later], true);
+    const debiaser = fresh();
+    debiasThenDenoise(
+      denoiser,
+      [
+        { debiaser, pairs: group },
+        { debiaser, pairs: later },
+      ],
+      true,
+    );
     expect(denoiser.report().groupsSeen).toBe(2);
+  });
+
+  it("each group goes to its own debiaser (one per task): a task's map is fitted on its anchors only", () => {
+    const [a, b] = [fresh(), fresh()];
+    const other = ENV.map((e) => ({ rWm: 1 - 0.5 * e, rEnv: e, elapsed: 0, horizon: Infinity }));
+    debiasThenDenoise(
+      new Denoiser(),
+      [
+        { debiaser: a, pairs: group },
+        { debiaser: b, pairs: other },
+      ],
+      true,
+    );
+    expect([a.report().pairs, b.report().pairs]).toEqual([ENV.length, ENV.length]);
+    for (const p of group) expect(a.map(p.rWm)).toBeCloseTo(p.rEnv, 12);
+    // b's world model ranks the other way round: PAV pools every bin, f is the mean of r_env
+    for (const r of [0.5, 0.75, 1]) expect(b.map(r)).toBeCloseTo(0.5, 12);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
 import { CodeLockEnv } from '../../src/env/toys.ts';
-import { resolveConfig, train } from '../../src/trainer/index.ts';
+import { Debiaser, resolveConfig, train } from '../../src/trainer/index.ts';
 import { metrics, setup } from './code-lock.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-'));
@@ -97,6 +97,33 @@ describe('the WMRL loop with a biased, noisy "world model" (the true env, progre
     );
     expect(w(50)).toBeLessThan(2.2); // frozen while the model was quiet: w near its target 2
     expect(w(100)).toBeGreaterThan(1.3 * w(50));
+  });
+});
+
+describe('debias.perTask', () => {
+  it("fits one map per task on that task's anchors (here two world models biased in opposite directions)", {
+    timeout: 60_000,
+  }, async () => {
+    // task 0's world model reports p², task 1's √p: one map cannot undo both
+    const [a, b] = [setup((p) => p * p), setup(Math.sqrt)];
+    const two = { ...a, tasks: [a.tasks[0], { ...b.tasks[0], id: 'toy/code-lock-root' }] };
+    const cfg = resolveConfig('smoke', {
+      mode: 'wmrl',
+      iterations: 8,
+      groupsPerIteration: 4,
+      minAnchors: 2,
+      debias: { perTask: true, warmup: 8, refitEvery: 4 },
+    });
+    const dir = join(tmp, 'per-task');
+    await train(two, cfg, dir);
+    const info = JSON.parse(readFileSync(join(dir, 'checkpoint.json'), 'utf8')).info;
+    const [f0, f1] = info.debias.map((s: unknown) => Debiaser.fromState(s));
+    // task 0's model reports too little, task 1's too much; each map removes its own task's bias
+    const [r0, r1] = [f0.report(), f1.report()];
+    expect(r0.biasBefore).toBeLessThan(-0.01);
+    expect(r1.biasBefore).toBeGreaterThan(0.01);
+    for (const r of [r0, r1]) expect(Math.abs(r.biasAfter)).toBeLessThan(Math.abs(r.biasBefore) / 2);
+    expect(metrics(dir).at(-1)!['debias/pairs']).toBe(f0.report().pairs + f1.report().pairs);
   });
 });
 
