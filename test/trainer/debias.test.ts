@@ -7,7 +7,15 @@ const DEFAULTS = DebiasConfigSchema.parse({});
 
 describe('Online Debiasing: the map', () => {
   it('has the paper defaults', () => {
-    expect(DEFAULTS).toEqual({ capacity: 5000, warmup: 200, refitEvery: 64, bins: 10, low: 0, high: 1, perTask: false });
+    expect(DEFAULTS).toEqual({
+      capacity: 5000,
+      warmup: 200,
+      refitEvery: 64,
+      bins: 10,
+      low: 0,
+      high: 1,
+      perTask: false,
+    });
   });
 
   it('PAV pools violators into their weighted mean', () => {

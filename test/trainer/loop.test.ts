@@ -199,6 +199,26 @@ describe('resume', () => {
     expect(String(error)).toMatch(/checkpoint\.json info: \$\.pool\[0\]\.row: /);
   });
 
+  it('a checkpoint of before per-task debiasing (one debiaser state, not a list) resumes as the same run', {
+    timeout: 60_000,
+  }, async () => {
+    const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 4, checkpointEvery: 2 });
+    const whole = join(tmp, 'one-debiaser-whole');
+    await train(setup(distort2, 0.2), cfg, whole);
+    const cut = join(tmp, 'one-debiaser');
+    let n = 0;
+    await train(setup(distort2, 0.2), cfg, cut, { shouldStop: () => ++n >= 2 });
+    const path = join(cut, 'checkpoint.json');
+    const ck = JSON.parse(readFileSync(path, 'utf8'));
+    expect(ck.info.debias).toHaveLength(1);
+    ck.info.debias = ck.info.debias[0];
+    writeFileSync(path, JSON.stringify(ck));
+    await train(setup(distort2, 0.2), cfg, cut, { resume: true });
+    const strip = (m: Record<string, number>[]) =>
+      m.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !k.startsWith('time/'))));
+    expect(strip(metrics(cut))).toEqual(strip(metrics(whole)));
+  });
+
   it('a config with a wrong field fails naming its path', () => {
     expect(() => resolveConfig('smoke', { groupSize: 1 })).toThrow(/groupSize/);
     expect(() => resolveConfig('smoke', { debias: { warmup: -1 } })).toThrow(/debias\.warmup/);
