@@ -12,16 +12,16 @@ const share = (a: Across) => `${Math.round(100 * a.mean)}%`;
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 const COLOURS = ['#222', '#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
 
-/** One line per row: seeds, held-out success, vs base, vs its reference (mean of per-seed paired
- *  differences, t interval over seeds), physics and world-model steps, clock, and what the corrections did. */
+/** One line per row: seeds, held-out success, vs base, vs the rows it is paired with (mean of per-seed
+ *  paired differences, t interval over seeds), physics and world-model steps, clock, and what the corrections did. */
 export function correctionTable(r: CorrectionReport): string {
   const head = [
     'row',
     'seeds',
     'held-out success',
     'vs base',
-    'vs reference (per-seed mean)',
-    'vs reference at equal physics steps / training s',
+    'vs other rows (mean of per-seed paired differences)',
+    'the same at equal physics steps / training s',
     'physics steps',
     'world-model steps',
     'train s',
@@ -36,9 +36,12 @@ export function correctionTable(r: CorrectionReport): string {
       continue;
     }
     const c = row.corrections;
-    const ref = row.vs_reference ? `${withCi(row.vs_reference.per_seed)} vs ${row.reference}` : '';
-    const eq = row.vs_reference?.at_equal_cost;
-    const equal = eq ? [eq.physics_steps, eq.seconds].map((a) => (a ? withCi(a) : 'beyond')).join(' / ') : '';
+    const ref = row.versus.map((v) => `${withCi(v.per_seed)} vs ${v.row}`).join('; ');
+    const equal = row.versus
+      .flatMap(({ row: other, at_equal_cost: eq }) =>
+        eq ? [`${[eq.physics_steps, eq.seconds].map((a) => (a ? withCi(a) : 'beyond')).join(' / ')} vs ${other}`] : [],
+      )
+      .join('; ');
     lines.push(
       `| ${[
         row.name,
@@ -127,8 +130,9 @@ td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:f
 <h1>What the world model and each correction add</h1>
 <p>Held-out success in points, between-seed mean with a 95% t interval over seeds;
 ${r.config.finalEpisodes} held-out episodes per task and run (tasks: ${esc(r.config.tasks.join(', '))});
-${r.config.iterations} iterations per run. "vs reference": the mean over seeds of each seed's paired difference to
-the reference row's run of the same seed.</p>
+${r.config.iterations} iterations per run. "vs other rows": the mean over seeds of each seed's paired difference to
+the other row's run of the same seed; "at equal physics steps / training s": each seed's last held-out curve point
+against the other row's curve interpolated at the same physics steps / training seconds ("beyond": past its end).</p>
 <pre>${esc(command)}</pre>
 ${markdownTableHtml(table)}
 ${w}

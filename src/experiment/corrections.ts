@@ -1,7 +1,7 @@
 // The corrections study (docs/trainer.md, "What the world model and each correction add"): named rows
 // (a mode and trainer fields, such as the horizon or a correction's switch) trained on several seeds,
 // each run evaluated on the held-out split right after it trains, and a table of between-seed means with
-// 95% intervals and per-seed paired differences against a reference row. Resumable: finished runs and
+// 95% intervals and per-seed paired differences against other rows. Resumable: finished runs and
 // evaluations are kept and skipped, and the report covers every finished run of the study's rows.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ export const StudyRowSchema = z
       .record(z.string(), z.unknown())
       .default({})
       .describe('trainer config fields over the preset (horizon, branchShare, modelReward, debias, ...)'),
-    reference: z.string().optional().describe('the row it is paired against, seed by seed'),
+    versus: z.array(z.string()).default([]).describe('the rows it is paired against, seed by seed'),
   })
   .strict();
 export type StudyRow = z.output<typeof StudyRowSchema>;
@@ -53,8 +53,10 @@ export const CorrectionStudySchema = z
     c.rows.forEach((r, k) => {
       if (names.indexOf(r.name) !== k)
         ctx.addIssue({ code: 'custom', path: ['rows', k, 'name'], message: `"${r.name}" twice` });
-      if (r.reference !== undefined && !names.includes(r.reference))
-        ctx.addIssue({ code: 'custom', path: ['rows', k, 'reference'], message: `no row "${r.reference}"` });
+      r.versus.forEach((v, m) => {
+        if (!names.includes(v))
+          ctx.addIssue({ code: 'custom', path: ['rows', k, 'versus', m], message: `no row "${v}"` });
+      });
     });
   });
 export type CorrectionStudy = z.output<typeof CorrectionStudySchema>;
@@ -120,39 +122,21 @@ const across = (xs: number[]) => {
 };
 const sum = (ms: readonly TrainMetrics[], key: keyof TrainMetrics) => ms.reduce((a, m) => a + Number(m[key] ?? 0), 0);
 
-/** The study's table: each row's finished runs, between seeds, against the base and its reference row. */
+/** The study's table: each row's finished runs, between seeds, against the base and the rows it is paired with. */
 export function studyReport(s: CorrectionStudy, p: SpeedupPaths, base: PolicyResult) {
   const runs = new Map(s.rows.map((r) => [r.name, finishedRuns(s, p, r)]));
   const rows = s.rows.map((row) => {
     const mine = runs.get(row.name)!;
-    const ref = row.reference ? runs.get(row.reference)! : [];
-    // seeds both rows have: seed k against seed k, on the same held-out episodes
-    const pairs = mine.flatMap((a) => {
-      const b = ref.find((x) => x.seed === a.seed);
-      return b ? [{ a: outcomes(a.final, s.tasks), b: outcomes(b.final, s.tasks), ra: a, rb: b }] : [];
-    });
-    const perSeed = pairs.map(({ a, b }) => pairedDifference(a, b).diff);
     const last = (r: Finished) => r.metrics.at(-1)!;
     return {
       name: row.name,
       mode: row.mode,
       config: row.config,
-      reference: row.reference ?? null,
       seeds: mine.map((r) => r.seed),
       success: across(mine.map((r) => overall(r.final))),
       per_task: Object.fromEntries(s.tasks.map((t) => [t, across(mine.map((r) => mean(r.final.outcomes[t])))])),
       vs_base: across(mine.map((r) => pairedDifference(outcomes(r.final, s.tasks), outcomes(base, s.tasks)).diff)),
-      vs_reference: pairs.length
-        ? {
-            seeds: pairs.length,
-            per_seed: across(perSeed),
-            pooled: pairedDifference(
-              pairs.flatMap((x) => x.a),
-              pairs.flatMap((x) => x.b),
-            ),
-            at_equal_cost: atEqualCost(pairs.map((x) => [x.ra, x.rb])),
-          }
-        : null,
+      versus: row.versus.map((name) => versus(s, name, mine, runs.get(name)!)),
       physics_steps: across(mine.map((r) => last(r)['steps/physics'])),
       world_model_steps: across(mine.map((r) => last(r)['steps/world_model'])),
       train_seconds: across(mine.map((r) => r.metrics.reduce((a, m) => a + trainSeconds(m), 0))),
@@ -183,6 +167,28 @@ export function studyReport(s: CorrectionStudy, p: SpeedupPaths, base: PolicyRes
 }
 export type CorrectionReport = ReturnType<typeof studyReport>;
 export type { CurvePoint };
+
+/** A row's runs against another row's, seed by seed (the seeds both have, on the same held-out
+ *  episodes): the mean of per-seed paired differences with its t interval over seeds, the pooled paired
+ *  difference, and where both evaluate during training, the same at equal physics steps and seconds. */
+function versus(s: CorrectionStudy, name: string, mine: Finished[], theirs: Finished[]) {
+  const pairs = mine.flatMap((a) => {
+    const b = theirs.find((x) => x.seed === a.seed);
+    return b
+      ? [{ a: outcomes(a.final, s.tasks), b: outcomes(b.final, s.tasks), runs: [a, b] as [Finished, Finished] }]
+      : [];
+  });
+  return {
+    row: name,
+    seeds: pairs.length,
+    per_seed: across(pairs.map(({ a, b }) => pairedDifference(a, b).diff)),
+    pooled: pairedDifference(
+      pairs.flatMap((x) => x.a),
+      pairs.flatMap((x) => x.b),
+    ),
+    at_equal_cost: atEqualCost(pairs.map((x) => x.runs)),
+  };
+}
 
 /** Where both rows evaluate during training: each seed's final curve point against the reference's
  *  curve (same seed) interpolated at the same physics steps and at the same training seconds. */
@@ -217,20 +223,19 @@ function meanCurve(curves: number[][]): number[] {
  *  be added later; a row that changed must get a new name). */
 function stampStudy(s: CorrectionStudy, p: SpeedupPaths): void {
   const stamp = join(p.runs, 'study.json');
-  const shared = (c: CorrectionStudy, policy: string, wm: string) =>
+  const shared = (c: Record<string, unknown>, policy: string, wm: string) =>
     canonicalJson({ ...c, seeds: null, rows: null, policy, wm });
-  let rows: StudyRow[] = [];
+  // what a row's runs were trained with (the rows it is paired against may change)
+  const trained = (r: { name: string; mode: string; config: Record<string, unknown> }) =>
+    canonicalJson({ name: r.name, mode: r.mode, config: r.config });
+  let rows: z.infer<typeof StampRowSchema>[] = [];
   if (existsSync(stamp)) {
-    const prev = readInputJson(
-      stamp,
-      z.object({ study: CorrectionStudySchema, policy: z.string(), worldModel: z.string() }),
-      'study stamp',
-    );
+    const prev = readInputJson(stamp, StampSchema, 'study stamp');
     if (shared(prev.study, prev.policy, prev.worldModel) !== shared(s, p.policy, p.worldModel))
       throw new InputError(`${stamp}: the runs there share other settings; use another --runs folder or delete it`);
     for (const r of s.rows) {
       const old = prev.study.rows.find((x) => x.name === r.name);
-      if (old && canonicalJson({ ...old, reference: null }) !== canonicalJson({ ...r, reference: null }))
+      if (old && trained(old) !== trained(r))
         throw new InputError(`${stamp}: row "${r.name}" was trained with another mode or config; rename it`);
     }
     rows = prev.study.rows.filter((x) => !s.rows.some((r) => r.name === x.name));
@@ -240,3 +245,10 @@ function stampStudy(s: CorrectionStudy, p: SpeedupPaths): void {
     { path: stamp, data: `${JSON.stringify({ study, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` },
   ]);
 }
+
+const StampRowSchema = z.looseObject({ name: z.string(), mode: z.string(), config: z.record(z.string(), z.unknown()) });
+const StampSchema = z.object({
+  study: z.looseObject({ rows: z.array(StampRowSchema) }),
+  policy: z.string(),
+  worldModel: z.string(),
+});

@@ -34,15 +34,15 @@ const paths = {
 };
 const rows = [
   { name: 'mix', mode: 'mix' },
-  { name: 'branch', mode: 'real-branch', reference: 'mix' },
+  { name: 'branch', mode: 'real-branch', versus: ['mix'] },
 ];
 
 describe('the corrections study', () => {
-  it('refuses a row named twice or a reference to no row, naming the field', () => {
+  it('refuses a row named twice or paired against no row, naming the field', () => {
     const bad = (r: unknown[]) =>
       CorrectionStudySchema.safeParse({ rows: r }).error?.issues.map((i) => i.path.join('.'));
     expect(bad([...rows, { name: 'mix', mode: 'wmrl' }])).toEqual(['rows.2.name']);
-    expect(bad([{ name: 'a', mode: 'mix', reference: 'b' }])).toEqual(['rows.0.reference']);
+    expect(bad([{ name: 'a', mode: 'mix', versus: ['b'] }])).toEqual(['rows.0.versus.0']);
     expect(bad([{ name: 'A/b', mode: 'mix' }])?.[0]).toBe('rows.0.name');
   });
 
@@ -56,7 +56,7 @@ describe('the corrections study', () => {
       ['branch', [0, 1]],
     ]);
     expect(report.rows[1].world_model_steps.mean).toBe(0);
-    expect(report.rows[1].vs_reference?.seeds).toBe(2);
+    expect(report.rows[1].versus[0].seeds).toBe(2);
     const policy = join(paths.runs, 'mix-s0', 'policy.onnx');
     const before = statSync(policy).mtimeMs;
     await runCorrectionStudy(scene, s, paths);
@@ -110,13 +110,15 @@ describe('the corrections study', () => {
     expect(mix.success.mean).toBeCloseTo(0.375, 12);
     // t interval over 2 seeds: 0.375 ± 12.706 · 0.125 / √2 · √2
     expect(mix.success.high! - mix.success.mean).toBeCloseTo(12.706 * 0.125, 3);
-    expect(branch.vs_reference?.per_seed.values).toEqual([0.25, 0.5]);
-    expect(branch.vs_reference?.pooled.diff).toBeCloseTo(0.375, 12);
-    expect(branch.vs_reference?.pooled.episodes).toBe(8);
-    expect(mix.vs_reference).toBeNull();
+    expect(branch.versus[0].per_seed.values).toEqual([0.25, 0.5]);
+    expect(branch.versus[0].pooled.diff).toBeCloseTo(0.375, 12);
+    expect(branch.versus[0].pooled.episodes).toBe(8);
+    expect(mix.versus).toEqual([]);
     // branch's last point (150 steps, 1 s, 0.6) against mix's curve there: 0.3 at 150 steps, 0.2 at 1 s
-    expect(branch.vs_reference?.at_equal_cost?.physics_steps?.values.map((x) => +x.toFixed(12))).toEqual([0.3, 0.3]);
-    expect(branch.vs_reference?.at_equal_cost?.seconds?.values.map((x) => +x.toFixed(12))).toEqual([0.4, 0.4]);
+    expect(branch.versus[0].at_equal_cost?.physics_steps?.values.map((x: number) => +x.toFixed(12))).toEqual([
+      0.3, 0.3,
+    ]);
+    expect(branch.versus[0].at_equal_cost?.seconds?.values.map((x: number) => +x.toFixed(12))).toEqual([0.4, 0.4]);
     expect(branch.vs_base.mean).toBeCloseTo(0.75, 12);
     expect(mix.corrections.debias_changed.mean).toBeCloseTo(0.25, 12);
     expect(mix.w_curve).toEqual([1, 2]);

@@ -30,7 +30,7 @@ export function registerCorrections(experiment: Command): void {
     .description(
       'what the world model and each correction add: rows (a mode and trainer fields) on several seeds, each run ' +
         'evaluated on the held-out split; between-seed means with 95% intervals and per-seed paired ' +
-        'differences against a reference row; resumable (finished runs and evaluations are kept)',
+        'differences against other rows; resumable (finished runs and evaluations are kept)',
     )
     .requiredOption('--config <file>', 'JSON file of the study (fields below; scripts/corrections/study.json)')
     .option('--rows <names>', 'train only these rows, comma-separated (the report covers every row)')
@@ -45,7 +45,9 @@ export function registerCorrections(experiment: Command): void {
       'after',
       `\nStudy fields (--config file.json):\n${Object.entries(CorrectionStudySchema.shape)
         .map(([k, v]) => `  ${k}: ${v.description ?? ''}`)
-        .join('\n')}\nA row: { name, mode, config: trainer fields, reference: another row's name }`,
+        .join(
+          '\n',
+        )}\nA row: { name, mode, config: trainer fields over the study's, versus: names of rows it is paired against }`,
     )
     .action(async (raw) => {
       const o = parseOptions(Options, raw);
