@@ -34,6 +34,9 @@ export interface LearnedReward {
   rewardVar: Float64Array;
   progress: Float64Array;
   progressVar: Float64Array;
+  /** When set, `progress` is also info.progress (the episode's process score) instead of the verifier's
+   *  Φ of the stepped state: an engine whose progress is finer than Φ's levels. */
+  progressIsScore?: boolean;
 }
 
 /** The episode facts an engine may read while stepping (its own random draws). */
@@ -227,6 +230,7 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
       b.steps[i]++;
       const state = this.engine.state(i);
       this.score(i, state);
+      if (learned?.progressIsScore) b.progress[i] = learned.progress[i];
       b.terminated[i] = b.success[i] | b.offTable[i];
       b.truncated[i] = !b.terminated[i] && b.steps[i] >= this.spec.maxEpisodeSteps ? 1 : 0;
       b.done[i] = b.terminated[i] | b.truncated[i];

@@ -25,7 +25,8 @@ export interface WorldModelEnvOptions {
   render?: boolean;
   /** close() also closes the dynamics (default true; false when several envs share one). */
   ownsDynamics?: boolean;
-  /** The members' progress term: 'phi' (default) the verifier's Φ, 'shaped' shapedProgress (finer). */
+  /** 'phi' (default): the episode's progress is the verifier's Φ of the stepped state, its terms the
+   *  members' mean Φ; 'shaped': both are the members' mean shapedProgress (finer than Φ's levels). */
   reward?: 'phi' | 'shaped';
 }
 
@@ -119,6 +120,8 @@ class EnsembleEngine implements TabletopEngine {
       rewardVar: new Float64Array(n),
       progress: new Float64Array(n),
       progressVar: new Float64Array(n),
+      // shaped: the members' mean shaped score is the episode's progress (what a rollout is rewarded on)
+      progressIsScore: this.reward === 'shaped',
     };
     const pred = await this.dynamics.predict(this.states, action, slots);
     const K = this.dynamics.members;

@@ -179,20 +179,28 @@ describe('WorldModelEnv', () => {
       }
     },
   );
-  it("reward 'shaped': the members' progress is shapedProgress, finer than Φ's levels", async () => {
+  it("reward 'shaped': the members' progress is shapedProgress, finer than Φ's levels, and is the episode's progress", async () => {
     const n = 5; // pick-place predicates
     const K = 3; // ensemble members
     const run = async (reward: 'phi' | 'shaped') => {
       const env = await makeEnv(4, { render: false, reward });
       await env.reset({ seed: 5 });
       const rng = new Rng(9);
-      const progress: number[] = [];
-      for (let t = 0; t < 3; t++) progress.push(...(await env.step(randomAction(spec, 4, rng))).info.terms.progress);
+      const terms: number[] = [];
+      const info: number[] = [];
+      for (let t = 0; t < 3; t++) {
+        const r = await env.step(randomAction(spec, 4, rng));
+        terms.push(...r.info.terms.progress);
+        info.push(...r.info.progress);
+      }
       env.close();
-      return progress;
+      return { terms, info };
     };
-    const phi = await run('phi');
-    const shaped = await run('shaped');
+    const { terms: phi, info: phiInfo } = await run('phi');
+    const { terms: shaped, info: shapedInfo } = await run('shaped');
+    // phi: the episode's progress is Φ of the stepped state (one of n + 1 levels); shaped: the members' mean
+    expect(phiInfo.every((v) => Number.isInteger(v * n))).toBe(true);
+    expect(shapedInfo).toEqual(shaped);
     const onGrid = (v: number) => Math.abs(v * n * K - Math.round(v * n * K)) < 1e-9;
     expect(phi.every(onGrid)).toBe(true);
     expect(shaped.filter(onGrid).length).toBeLessThan(shaped.length);
