@@ -51,8 +51,8 @@ export const TrainConfigSchema = z
       .enum(['phi', 'shaped'])
       .default('phi')
       .describe(
-        "world-model rollouts' reward: phi (the task's few discrete process-score levels, as physics) or " +
-          'shaped (plus a continuous closeness to the next stage; anchors stay graded on phi)',
+        "tabletop world-model rollouts' reward: phi (the task's few discrete process-score levels, as in " +
+          'physics) or shaped (plus a continuous closeness to the next stage); physics rewards stay phi',
       ),
     branchShare: z
       .number()
