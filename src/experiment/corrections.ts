@@ -71,19 +71,19 @@ const runOf = (s: CorrectionStudy, row: StudyRow, seed: number): RunSpec => ({
   preset: s.preset,
 });
 
-/** Trains and evaluates every (row, seed) of `only` (row names; default all) on `seeds`, seed by seed
- *  (`train: false`: none), then reports every finished run of the study. */
+/** Trains and evaluates every (row, seed) of `only` (row names; default all) on `seeds` (default the
+ *  study's), seed by seed (`train: false`: none), then reports every finished run of the study. */
 export async function runCorrectionStudy(
   scene: Scene,
   s: CorrectionStudy,
   p: SpeedupPaths,
-  o: { only?: string[]; train?: boolean; log?: (line: string) => void } = {},
+  o: { only?: string[]; seeds?: number[]; train?: boolean; log?: (line: string) => void } = {},
 ) {
   const log = o.log ?? (() => {});
   stampStudy(s, p);
   const rows = o.train === false ? [] : s.rows.filter((r) => !o.only || o.only.includes(r.name));
   const base = await evalCached(scene, s, p.policy, join(p.runs, 'base-eval.json'));
-  for (const seed of s.seeds)
+  for (const seed of o.seeds ?? s.seeds)
     for (const row of rows) {
       const run = runOf(s, row, seed);
       await trainRun(p, run, log);

@@ -34,7 +34,10 @@ export function registerCorrections(experiment: Command): void {
     )
     .requiredOption('--config <file>', 'JSON file of the study (fields below; scripts/corrections/study.json)')
     .option('--rows <names>', 'train only these rows, comma-separated (the report covers every row)')
-    .option('--seeds <list>', 'train only these seeds, comma-separated (default: the file’s)')
+    .option(
+      '--seeds <list>',
+      'train only these seeds, comma-separated (default: the file’s; the report covers the file’s)',
+    )
     .option('--no-train', 'train nothing: report the runs already finished and evaluated');
   addExperimentFlags(command, {
     runs: 'runs/corrections',
@@ -66,8 +69,9 @@ export function registerCorrections(experiment: Command): void {
       const log = experimentLog(o);
       const paths = experimentPaths(o);
       const report = await withFolderLock(o.runs, '--runs', () =>
-        runCorrectionStudy(scene, { ...study, seeds: o.seeds ?? study.seeds }, paths, {
+        runCorrectionStudy(scene, study, paths, {
           only: o.rows,
+          seeds: o.seeds,
           train: o.train,
           log,
         }),
