@@ -155,18 +155,16 @@ export function studyReport(s: CorrectionStudy, p: SpeedupPaths, base: PolicyRes
       curves: mine.map((r) => ({ seed: r.seed, points: curveOf(r.metrics) })).filter((c) => c.points.length > 1),
     };
   });
-  const baseRate = overall(base);
   return {
     format: 'wmrl-corrections/1',
     config: s,
     policy: p.policy,
     world_model: p.worldModel,
-    base: { success: baseRate, episodes: outcomes(base, s.tasks).length },
+    base: { success: overall(base), episodes: outcomes(base, s.tasks).length },
     rows,
   };
 }
 export type CorrectionReport = ReturnType<typeof studyReport>;
-export type { CurvePoint };
 
 /** A row's runs against another row's, seed by seed (the seeds both have, on the same held-out
  *  episodes): the mean of per-seed paired differences with its t interval over seeds, the pooled paired
