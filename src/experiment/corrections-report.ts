@@ -147,7 +147,7 @@ ${curves}`;
 }
 
 /** A Markdown table as an HTML table. */
-function markdownTableHtml(md: string): string {
+export function markdownTableHtml(md: string): string {
   const [head, , ...body] = md.split('\n');
   const cells = (line: string) =>
     line

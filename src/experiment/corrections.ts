@@ -48,18 +48,21 @@ export const CorrectionStudySchema = z
     rows: z.array(StudyRowSchema).min(1).describe('the rows of the table'),
   })
   .strict()
-  .superRefine((c, ctx) => {
-    const names = c.rows.map((r) => r.name);
-    c.rows.forEach((r, k) => {
-      if (names.indexOf(r.name) !== k)
-        ctx.addIssue({ code: 'custom', path: ['rows', k, 'name'], message: `"${r.name}" twice` });
-      r.versus.forEach((v, m) => {
-        if (!names.includes(v))
-          ctx.addIssue({ code: 'custom', path: ['rows', k, 'versus', m], message: `no row "${v}"` });
-      });
+  .superRefine(checkRows);
+export type CorrectionStudy = z.output<typeof CorrectionStudySchema>;
+
+/** A study's rows: names unique, and every row a row is paired against exists. */
+export function checkRows(c: { rows: { name: string; versus: string[] }[] }, ctx: z.RefinementCtx): void {
+  const names = c.rows.map((r) => r.name);
+  c.rows.forEach((r, k) => {
+    if (names.indexOf(r.name) !== k)
+      ctx.addIssue({ code: 'custom', path: ['rows', k, 'name'], message: `"${r.name}" twice` });
+    r.versus.forEach((v, m) => {
+      if (!names.includes(v))
+        ctx.addIssue({ code: 'custom', path: ['rows', k, 'versus', m], message: `no row "${v}"` });
     });
   });
-export type CorrectionStudy = z.output<typeof CorrectionStudySchema>;
+}
 
 const runOf = (s: CorrectionStudy, row: StudyRow, seed: number): RunSpec => ({
   name: `${row.name}-s${seed}`,
@@ -80,7 +83,7 @@ export async function runCorrectionStudy(
   o: { only?: string[]; seeds?: number[]; train?: boolean; log?: (line: string) => void } = {},
 ) {
   const log = o.log ?? (() => {});
-  stampStudy(s, p);
+  stampStudy(p.runs, s, { policy: p.policy, worldModel: p.worldModel });
   const rows = o.train === false ? [] : s.rows.filter((r) => !o.only || o.only.includes(r.name));
   const base = await evalCached(scene, s, p.policy, join(p.runs, 'base-eval.json'));
   for (const seed of o.seeds ?? s.seeds)
@@ -116,7 +119,7 @@ function finishedRuns(s: CorrectionStudy, p: SpeedupPaths, row: StudyRow): Finis
 }
 
 /** Between-seed mean of `xs` with its 95% t interval (null bounds with fewer than 2 seeds). */
-const across = (xs: number[]) => {
+export const across = (xs: number[]) => {
   const t = tInterval(xs);
   return { mean: t.mean, low: xs.length > 1 ? t.low : null, high: xs.length > 1 ? t.high : null, values: xs };
 };
@@ -217,36 +220,32 @@ function meanCurve(curves: number[][]): number[] {
   return curves.length ? Array.from({ length: n }, (_, i) => mean(curves.map((c) => c[i]))) : [];
 }
 
-/** The runs folder's stamp: the settings every run shares, and each row's definition (rows and seeds may
- *  be added later; a row that changed must get a new name). */
-function stampStudy(s: CorrectionStudy, p: SpeedupPaths): void {
-  const stamp = join(p.runs, 'study.json');
-  const shared = (c: Record<string, unknown>, policy: string, wm: string) =>
-    canonicalJson({ ...c, seeds: null, rows: null, policy, wm });
-  // what a row's runs were trained with (the rows it is paired against may change)
-  const trained = (r: { name: string; mode: string; config: Record<string, unknown> }) =>
-    canonicalJson({ name: r.name, mode: r.mode, config: r.config });
+/** The runs folder's stamp (study.json): the settings every run shares (the study without its seeds and
+ *  rows, and `inputs`), and each row's definition. Rows and seeds may be added later; a row that changed
+ *  must get a new name (the rows it is paired against may change). */
+export function stampStudy<R extends { name: string; versus: string[] }>(
+  runs: string,
+  s: { rows: R[] },
+  inputs: Record<string, string>,
+): void {
+  const stamp = join(runs, 'study.json');
+  const shared = (c: object, inp: Record<string, unknown>) => canonicalJson({ ...c, seeds: null, rows: null, ...inp });
+  const trained = ({ versus: _, ...r }: { name: string; versus?: unknown }) => canonicalJson(r);
   let rows: z.infer<typeof StampRowSchema>[] = [];
   if (existsSync(stamp)) {
-    const prev = readInputJson(stamp, StampSchema, 'study stamp');
-    if (shared(prev.study, prev.policy, prev.worldModel) !== shared(s, p.policy, p.worldModel))
+    const { study, ...prev } = readInputJson(stamp, StampSchema, 'study stamp');
+    if (shared(study, prev) !== shared(s, inputs))
       throw new InputError(`${stamp}: the runs there share other settings; use another --runs folder or delete it`);
     for (const r of s.rows) {
-      const old = prev.study.rows.find((x) => x.name === r.name);
+      const old = study.rows.find((x) => x.name === r.name);
       if (old && trained(old) !== trained(r))
-        throw new InputError(`${stamp}: row "${r.name}" was trained with another mode or config; rename it`);
+        throw new InputError(`${stamp}: row "${r.name}" was trained with other settings; rename it`);
     }
-    rows = prev.study.rows.filter((x) => !s.rows.some((r) => r.name === x.name));
+    rows = study.rows.filter((x) => !s.rows.some((r) => r.name === x.name));
   }
   const study = { ...s, rows: [...rows, ...s.rows] };
-  commitFiles([
-    { path: stamp, data: `${JSON.stringify({ study, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` },
-  ]);
+  commitFiles([{ path: stamp, data: `${JSON.stringify({ study, ...inputs }, null, 2)}\n` }]);
 }
 
-const StampRowSchema = z.looseObject({ name: z.string(), mode: z.string(), config: z.record(z.string(), z.unknown()) });
-const StampSchema = z.object({
-  study: z.looseObject({ rows: z.array(StampRowSchema) }),
-  policy: z.string(),
-  worldModel: z.string(),
-});
+const StampRowSchema = z.looseObject({ name: z.string() });
+const StampSchema = z.looseObject({ study: z.looseObject({ rows: z.array(StampRowSchema) }) });

@@ -13,3 +13,5 @@ export * from './brew.ts';
 export * from './ablation.ts';
 export * from './corrections.ts';
 export * from './corrections-report.ts';
+export * from './research-study.ts';
+export * from './research-study-report.ts';

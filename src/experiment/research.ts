@@ -160,11 +160,13 @@ export function researchTrainSetup(o: {
   return { tasks, worldModel: online && refreshable(online), online };
 }
 
-/** The base agent: behaviour cloning of every training task's reference programs from the first turn's
- *  observation. Deterministic in `seed`. */
+/** The base agent: behaviour cloning of every training task's reference programs (those whose validation
+ *  leaderboard position is below `below`, default all) from the first turn's observation. Deterministic
+ *  in `seed`. */
 export async function cloneReferencePrograms(o: {
   steps: number;
   seed: number;
+  below?: number;
   lr?: number;
   batch?: number;
   onStep?: (step: number, loss: number) => void;
@@ -172,7 +174,9 @@ export async function cloneReferencePrograms(o: {
   const config = agentConfig();
   const tokenizer = new WordTokenizer(config.tokenizer);
   const rows: { task: TaskData; tokens: Int32Array }[] = TRAIN_RESEARCH_TASKS.map(loadTask).flatMap((task) =>
-    referenceRuns(task.spec.id).map((r) => ({ task, tokens: programTokens(r.program) })),
+    referenceRuns(task.spec.id)
+      .filter((r) => r.position < (o.below ?? Number.POSITIVE_INFINITY))
+      .map((r) => ({ task, tokens: programTokens(r.program) })),
   );
   const boxDim = config.proprio!.dim;
   const ds = {

@@ -62,7 +62,9 @@ describe('the corrections study', () => {
     await runCorrectionStudy(scene, s, paths);
     expect(statSync(policy).mtimeMs).toBe(before);
     const changed = study([{ ...rows[0], config: { horizon: 5 } }, rows[1]]);
-    await expect(runCorrectionStudy(scene, changed, paths)).rejects.toThrow(/row "mix" was trained with another/);
+    await expect(runCorrectionStudy(scene, changed, paths)).rejects.toThrow(
+      /row "mix" was trained with other settings/,
+    );
     // a new row joins the study: --no-train reports it with no runs
     const more = study([...rows, { name: 'mix-h5', mode: 'mix', config: { horizon: 5 } }]);
     const reported = await runCorrectionStudy(scene, more, paths, { train: false });

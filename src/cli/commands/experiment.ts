@@ -17,6 +17,7 @@ import { ExperimentFlags, SeedList, addExperimentFlags, experimentLog, experimen
 import { addProgressFlags } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { registerCorrections } from './corrections.ts';
+import { registerResearchStudy } from './research-study.ts';
 
 const commaList = z.string().transform((s) => s.split(',').filter(Boolean));
 
@@ -53,6 +54,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
 export function registerExperiment(program: Command): void {
   const experiment = program.command('experiment').description('experiments over trainer runs');
   registerCorrections(experiment);
+  registerResearchStudy(experiment);
   const speedup = addProgressFlags(experiment.command('speedup'))
     .description(
       'real vs wmrl (and the ablations) on the same seeds: held-out success vs wall-clock and physics steps, ' +
