@@ -19,6 +19,10 @@ function run(name: string, edit: (dir: string) => void = () => {}, o: { states?:
   edit(join(tmp, name));
   return name;
 }
+function study(name: string, data: unknown): string {
+  writeFileSync(join(tmp, name), JSON.stringify(data));
+  return name;
+}
 function demos(name: string, edit: (dir: string) => void): string {
   writeFakeDemos(join(tmp, name), 2);
   edit(join(tmp, name));
@@ -187,6 +191,26 @@ const cases: [string, () => string[], RegExp][] = [
     'shadow: --model does not exist',
     () => ['shadow', '--model', 'missing.onnx', '--episodes', '1'],
     /--model: world-model file "missing\.onnx" does not exist/,
+  ],
+  [
+    'experiment research: a row with an unknown mode',
+    () => [
+      'experiment',
+      'research',
+      '--config',
+      study('mode.json', { rows: [{ name: 'a', mode: 'x', iterations: 1 }] }),
+    ],
+    /mode\.json: rows\.0\.mode: Invalid option/,
+  ],
+  [
+    'experiment research: a base agent that does not exist',
+    () => [
+      'experiment',
+      'research',
+      '--config',
+      study('base.json', { base: 'no.onnx', rows: [{ name: 'a', mode: 'real', iterations: 1 }] }),
+    ],
+    /base: agent policy file "no\.onnx" does not exist/,
   ],
 ];
 
