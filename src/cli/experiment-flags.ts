@@ -1,8 +1,10 @@
-// The flags and log lines the tabletop experiment commands (`experiment speedup`, `experiment corrections`)
+// The flags, files and log lines the experiment commands (`experiment speedup`, `corrections`, `research`)
 // share.
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { type SpeedupPaths, WMRL_BIN } from '../experiment/index.ts';
+import { readInputJson } from '../core/input-file.ts';
+import { UsageError } from './options.ts';
 import { ProgressFlags } from './progress.ts';
 
 /** "0,1,2" as run seeds. */
@@ -48,3 +50,46 @@ export const experimentPaths = (o: z.infer<typeof ExperimentFlags>): SpeedupPath
   bin: WMRL_BIN,
   trainArgs: o.progressEvery ? ['--progress-every', String(o.progressEvery)] : [],
 });
+
+/** The flags of a study of rows on seeds (`experiment corrections`, `experiment research`). */
+export const StudyFlags = z.object({
+  config: z.string(),
+  rows: z
+    .string()
+    .transform((s) => s.split(',').filter(Boolean))
+    .optional(),
+  seeds: SeedList.optional(),
+  train: z.boolean(),
+});
+
+/** --config, --rows, --seeds and --no-train, and the study file's fields in the help. */
+export function addStudyFlags(
+  cmd: Command,
+  o: { example: string; fields: Record<string, { description?: string }>; row: string },
+): Command {
+  const fields = Object.entries(o.fields).map(([k, v]) => `  ${k}: ${v.description ?? ''}`);
+  return cmd
+    .requiredOption('--config <file>', `JSON file of the study (fields below; ${o.example})`)
+    .option('--rows <names>', 'train only these rows, comma-separated (the report covers every row)')
+    .option(
+      '--seeds <list>',
+      'train only these seeds, comma-separated (default: the file’s; the report covers the file’s)',
+    )
+    .option('--no-train', 'train nothing: report the runs already finished')
+    .addHelpText('after', `\nStudy fields (--config file.json):\n${fields.join('\n')}\nA row: ${o.row}`);
+}
+
+/** The study file, parsed by `schema`; a field it refuses, or a --rows name it lacks, is a UsageError. */
+export function readStudy<S extends z.ZodType<{ rows: { name: string }[] }>>(
+  o: z.infer<typeof StudyFlags>,
+  schema: S,
+): z.output<S> {
+  const parsed = schema.safeParse(readInputJson(o.config, z.record(z.string(), z.unknown()), 'study config'));
+  if (!parsed.success)
+    throw new UsageError(
+      `${o.config}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  const unknown = o.rows?.filter((r) => !parsed.data.rows.some((x) => x.name === r));
+  if (unknown?.length) throw new UsageError(`--rows: no row ${unknown.join(', ')} in ${o.config}`);
+  return parsed.data;
+}
