@@ -63,8 +63,8 @@ export function correctionTable(r: CorrectionReport): string {
   return lines.join('\n');
 }
 
-/** A line chart (SVG) of series over x. */
-function chart(title: string, series: { name: string; points: [number, number][] }[], yLabel: string): string {
+/** A line chart (SVG) of series over iterations. */
+export function chart(title: string, series: { name: string; points: [number, number][] }[], yLabel: string): string {
   const W = 560,
     H = 280,
     L = 50,

@@ -215,7 +215,8 @@ function atEqualCost(pairs: [Finished, Finished][]) {
 
 const wmGroups = (r: Finished) => Math.max(1, sum(r.metrics, 'groups/wm'));
 
-function meanCurve(curves: number[][]): number[] {
+/** Per index, the mean over curves (as long as the shortest). */
+export function meanCurve(curves: number[][]): number[] {
   const n = Math.min(...curves.map((c) => c.length));
   return curves.length ? Array.from({ length: n }, (_, i) => mean(curves.map((c) => c[i]))) : [];
 }

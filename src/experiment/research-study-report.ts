@@ -2,7 +2,7 @@
 // index.html (the table), written as one unit.
 import { join } from 'node:path';
 import { commitFiles } from '../store/index.ts';
-import { markdownTableHtml } from './corrections-report.ts';
+import { chart, markdownTableHtml } from './corrections-report.ts';
 import type { ResearchStudyReport } from './research-study.ts';
 
 type Across = { mean: number; low: number | null; high: number | null };
@@ -65,7 +65,12 @@ and run, the same episodes for every row of a seed and its base (${r.config.base
 seeds of each seed's paired difference; "x fewer executions / x less training time": the other row's executions
 (training seconds) over this row's, per seed, between-seed mean and interval.</p>
 <pre>${command.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</pre>
-${markdownTableHtml(table)}`;
+${markdownTableHtml(table)}
+${chart(
+  'reward of the executed (anchor) rollouts during training, mean over seeds',
+  r.rows.map((x) => ({ name: x.name, points: x.anchor_reward_curve.map((v, i) => [i + 1, v] as [number, number]) })),
+  'reward',
+)}`;
   const files = { json: join(dir, 'report.json'), md: join(dir, 'table.md'), html: join(dir, 'index.html') };
   commitFiles([
     { path: files.json, data: `${JSON.stringify({ ...r, command }, null, 2)}\n` },

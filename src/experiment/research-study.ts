@@ -14,7 +14,7 @@ import { pairedDifference } from '../eval/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import { commitFiles } from '../store/index.ts';
 import { resolveConfig, train } from '../trainer/index.ts';
-import { across, checkRows, stampStudy, StudyRowSchema } from './corrections.ts';
+import { across, checkRows, meanCurve, StudyRowSchema, stampStudy } from './corrections.ts';
 import { HELDOUT_RESEARCH_TASKS, RESEARCH_CONFIG, researchEval, researchTrainSetup } from './research.ts';
 import { metricsOf } from './speedup-runs.ts';
 
@@ -177,6 +177,8 @@ export function researchStudyReport(s: ResearchStudy, runs: string) {
         debias_changed: across(mine.map((r) => sum(r, 'groups/debias_changed') / Math.max(1, sum(r, 'groups/wm')))),
         w_mean: across(mine.map((r) => sum(r, 'denoise/w') / Math.max(1, r.metrics.length))),
       },
+      // per iteration, mean over seeds: the executed (anchor) groups' mean reward
+      anchor_reward_curve: meanCurve(mine.map((r) => r.metrics.map((m) => m['reward/anchor']))),
     };
   });
   const bases = s.seeds.filter((seed) => existsSync(basePath(runs, seed)));
