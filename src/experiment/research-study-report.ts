@@ -10,6 +10,9 @@ const fixed = (d: number) => (x: number) => x.toFixed(d);
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
 const withCi = (a: Across, f = fixed(3)) => (a.low === null ? f(a.mean) : `${f(a.mean)} [${f(a.low)}, ${f(a.high!)}]`);
 
+const pooledText = (p: { diff: number; ci_low: number; ci_high: number; episodes: number }) =>
+  `${signed(p.diff)} [${signed(p.ci_low)}, ${signed(p.ci_high)}] (${p.episodes})`;
+
 /** One line per row: seeds, held-out test position, vs base, vs the rows it is paired with (mean of
  *  per-seed paired differences, t interval over seeds), executions and seconds, and the corrections. */
 export function researchStudyTable(r: ResearchStudyReport): string {
@@ -20,6 +23,7 @@ export function researchStudyTable(r: ResearchStudyReport): string {
     'seeds',
     'held-out test position',
     'vs base',
+    'vs base, episodes pooled',
     'vs other rows (mean of per-seed paired differences)',
     'executions',
     'x fewer executions / x less training time than',
@@ -39,6 +43,7 @@ export function researchStudyTable(r: ResearchStudyReport): string {
       `${start} ${[
         withCi(row.position),
         withCi(row.vs_base, signed),
+        pooledText(row.vs_base_pooled),
         vs.map((v) => `${withCi(v.per_seed, signed)} vs ${v.row}`).join('; '),
         Math.round(row.executions.mean),
         vs.map((v) => `${withCi(v.fewer_executions, fixed(1))} / ${withCi(v.faster, fixed(1))} vs ${v.row}`).join('; '),
@@ -48,7 +53,7 @@ export function researchStudyTable(r: ResearchStudyReport): string {
       ].join(' | ')} |`,
     );
   }
-  lines.push(`| base (no training) | - | 0 | ${r.base.seeds.length} | ${withCi(r.base.position)} |${' |'.repeat(7)}`);
+  lines.push(`| base (no training) | - | 0 | ${r.base.seeds.length} | ${withCi(r.base.position)} |${' |'.repeat(8)}`);
   return lines.join('\n');
 }
 
@@ -62,7 +67,8 @@ td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:f
 <p>Held-out test leaderboard position (the share of reference runs the submitted run beats on test), between-seed
 mean with a 95% t interval over seeds; ${r.config.finalEpisodes} held-out episodes per task (${r.heldout.join(', ')})
 and run, the same episodes for every row of a seed and its base (${r.config.base}). "vs other rows": the mean over
-seeds of each seed's paired difference; "x fewer executions / x less training time": the other row's executions
+seeds of each seed's paired difference; "episodes pooled": one paired difference over every episode of every seed
+(normal interval over episodes, their count in brackets); "x fewer executions / x less training time": the other row's executions
 (training seconds) over this row's, per seed, between-seed mean and interval.</p>
 <pre>${command.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</pre>
 ${markdownTableHtml(table)}

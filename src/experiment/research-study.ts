@@ -170,6 +170,10 @@ export function researchStudyReport(s: ResearchStudy, runs: string) {
         ]),
       ),
       vs_base: across(mine.map((r) => pairedDifference(positions(r.final), positions(r.base)).diff)),
+      vs_base_pooled: pairedDifference(
+        mine.flatMap((r) => positions(r.final)),
+        mine.flatMap((r) => positions(r.base)),
+      ),
       versus: row.versus.map((name) => versus(name, mine, done.get(name)!)),
       executions: across(mine.map((r) => r.executions)),
       train_seconds: across(mine.map((r) => r.seconds)),

@@ -108,6 +108,9 @@ describe('the AutoResearch study', () => {
     expect(real.position.values).toEqual([0.6, 0.5]);
     expect(wmrl.position.mean).toBeCloseTo(0.7, 12);
     expect(wmrl.vs_base.values.map((x) => +x.toFixed(12))).toEqual([0.3, 0.1]);
+    // every episode of both seeds in one paired difference: 0.2, 0.4, -0.1 and 0.3
+    expect(wmrl.vs_base_pooled.diff).toBeCloseTo(0.2, 12);
+    expect(wmrl.vs_base_pooled.episodes).toBe(4);
     const v = wmrl.versus[0];
     // per-seed differences 0.2 and 0.1: mean 0.15, t(1) = 12.706 times sd 0.0707 / sqrt 2
     expect(v.per_seed.mean).toBeCloseTo(0.15, 12);
