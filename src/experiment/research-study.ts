@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { Executor } from '../autoresearch/index.ts';
 import { readInputJson } from '../core/input-file.ts';
 import { type TrainMetrics, trainSeconds } from '../core/metrics.ts';
+import { mean } from '../core/stats.ts';
 import { pairedDifference } from '../eval/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import { commitFiles } from '../store/index.ts';
@@ -90,7 +91,7 @@ async function baseEval(s: ResearchStudy, runs: string, seed: number, executor: 
   if (existsSync(path)) return;
   const final = await evaluate(s, s.base, seed, executor);
   commitFiles([{ path, data: `${JSON.stringify(final, null, 1)}\n` }]);
-  log(`base, seed ${seed}: held-out test position ${meanOf(positions(final)).toFixed(3)}`);
+  log(`base, seed ${seed}: held-out test position ${mean(positions(final)).toFixed(3)}`);
 }
 
 async function researchRun(
@@ -130,10 +131,8 @@ async function researchRun(
   const final = await evaluate(s, join(dir, 'policy.onnx'), seed, executor);
   const run: Run = { row: row.name, seed, iterations: row.iterations, seconds, executions, final };
   commitFiles([{ path: join(dir, 'run.json'), data: `${JSON.stringify(run, null, 1)}\n` }]);
-  log(`${row.name}-s${seed}: held-out test position ${meanOf(positions(final)).toFixed(3)}`);
+  log(`${row.name}-s${seed}: held-out test position ${mean(positions(final)).toFixed(3)}`);
 }
-
-const meanOf = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length);
 
 function finishedRuns(s: ResearchStudy, runs: string, row: ResearchRow) {
   return s.seeds.flatMap((seed) => {
@@ -162,11 +161,11 @@ export function researchStudyReport(s: ResearchStudy, runs: string) {
       iterations: row.iterations,
       config: row.config,
       seeds: mine.map((r) => r.seed),
-      position: across(mine.map((r) => meanOf(positions(r.final)))),
+      position: across(mine.map((r) => mean(positions(r.final)))),
       per_task: Object.fromEntries(
         HELDOUT_RESEARCH_TASKS.map((t) => [
           t,
-          across(mine.map((r) => meanOf(r.final.find((x) => x.task === t)?.perEpisode ?? []))),
+          across(mine.map((r) => mean(r.final.find((x) => x.task === t)?.perEpisode ?? []))),
         ]),
       ),
       vs_base: across(mine.map((r) => pairedDifference(positions(r.final), positions(r.base)).diff)),
@@ -186,7 +185,7 @@ export function researchStudyReport(s: ResearchStudy, runs: string) {
     };
   });
   const bases = s.seeds.filter((seed) => existsSync(basePath(runs, seed)));
-  const base = bases.map((seed) => meanOf(positions(readInputJson(basePath(runs, seed), EvalSchema, 'base'))));
+  const base = bases.map((seed) => mean(positions(readInputJson(basePath(runs, seed), EvalSchema, 'base'))));
   return {
     format: 'wmrl-research-study/1',
     config: s,
