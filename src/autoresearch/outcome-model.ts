@@ -17,7 +17,7 @@ import {
   type Program,
 } from './dsl.ts';
 import type { OutcomeSource, ResearchState } from './env.ts';
-import { type Outcome, type Status, ladder } from './proposal.ts';
+import { type Outcome, type Status, ladder, wasExecuted } from './proposal.ts';
 import { type TaskData, metaFeatures } from './tasks.ts';
 
 /** One executed run: what the model learns from. */
@@ -101,7 +101,7 @@ export class OutcomeModel {
   /** Adds runs (malformed and invalid ones teach nothing: they are known exactly). */
   add(runs: readonly ExecutedRun[]): void {
     for (const r of runs)
-      if (r.status !== 'malformed' && r.status !== 'invalid')
+      if (wasExecuted(r.status))
         this.rows.push({ x: runFeatures(r.task, r.program), status: r.status, position: Math.fround(r.position ?? 0) });
   }
 

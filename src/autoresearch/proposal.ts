@@ -11,6 +11,10 @@ import type { TaskData } from './tasks.ts';
 export const STATUSES = ['malformed', 'invalid', 'runtime_error', 'no_result', 'valid'] as const;
 export type Status = (typeof STATUSES)[number];
 
+/** Whether a proposal with this status ran in the sandbox (malformed and invalid ones are parsed and
+ *  checked for free). */
+export const wasExecuted = (status: string): boolean => status !== 'malformed' && status !== 'invalid';
+
 export interface Outcome {
   status: Status;
   /** Validation and test scores in the task's metric (valid runs only). */

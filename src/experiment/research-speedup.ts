@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Executor } from '../autoresearch/index.ts';
+import { Executor, wasExecuted } from '../autoresearch/index.ts';
 import { InputError } from '../core/errors.ts';
 import { trainSeconds } from '../core/metrics.ts';
 import type { ParamStore } from '../nn/params.ts';
@@ -119,7 +119,7 @@ async function runMode(
     seed: c.seed,
     executor,
     onRun: (o) => {
-      if (o.status !== 'malformed' && o.status !== 'invalid') executions++;
+      if (wasExecuted(o.status)) executions++;
     },
   });
   const cfg = resolveConfig('default', RESEARCH_CONFIG, { mode, seed: c.seed, iterations });

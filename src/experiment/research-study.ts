@@ -7,7 +7,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Executor } from '../autoresearch/index.ts';
+import { type Executor, wasExecuted } from '../autoresearch/index.ts';
 import { readInputJson } from '../core/input-file.ts';
 import { type TrainMetrics, trainSeconds } from '../core/metrics.ts';
 import { mean } from '../core/stats.ts';
@@ -112,7 +112,7 @@ async function researchRun(
     seed,
     executor,
     onRun: (r) => {
-      if (r.status !== 'malformed' && r.status !== 'invalid') executions++; // parsed and checked for free
+      if (wasExecuted(r.status)) executions++;
     },
   });
   const fields = { ...RESEARCH_CONFIG, ...s.config, ...row.config };

@@ -10,6 +10,7 @@ import {
   type Outcome,
   type TaskData,
   VOCAB,
+  wasExecuted,
   executorSource,
   loadTask,
   modelSource,
@@ -275,7 +276,7 @@ export async function researchEval(o: {
         reward: mean(final.map((f) => f.best)),
         statuses,
         executions: Object.entries(statuses)
-          .filter(([s]) => s !== 'malformed' && s !== 'invalid')
+          .filter(([s]) => wasExecuted(s))
           .reduce((n, [, c]) => n + c, 0),
         perEpisode: test,
       });
