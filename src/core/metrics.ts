@@ -44,7 +44,9 @@ const TrainMetricsShape = {
     .describe('world-model groups in which the debias map changed an advantage by more than 0.01 (debias modes)'),
   'hybrid/anchor_weight': n.describe('loss weight of anchor rows'),
   'hybrid/wm_weight': n.describe('loss weight of world-model rows'),
-  'steps/physics': n.describe('physics env steps since the start (cumulative)'),
+  'steps/physics': n.describe(
+    "physics env steps for training since the start (cumulative): rollouts, the expert's passes for evolution's starts, real-branch's replays",
+  ),
   'steps/world_model': n.describe('world-model env steps since the start, grading included (cumulative)'),
   'debias/pairs': n.describe('(r_wm, r_env) pairs seen since the start'),
   'debias/bias_before': n.describe('mean r_wm − r_env over the pairs kept (0 until there are pairs)'),

@@ -7,13 +7,14 @@ import { createTabletopEnv } from './env.ts';
 import { ScriptedExpert } from './expert.ts';
 
 /** The exact state of the expert's episode of `seed` with `remaining` (0, 1] of its steps to go (the
- *  steps until it succeeds, or until the episode ends); 1 is the initial state. */
+ *  steps until it succeeds, or until the episode ends; 1 is the initial state), and the physics steps
+ *  the expert's pass took to find it (the whole episode: its length decides the state). */
 export async function expertStart(
   scene: Scene,
   taskId: string,
   seed: number,
   remaining: number,
-): Promise<EpisodeStart> {
+): Promise<{ start: EpisodeStart; steps: number }> {
   if (!(remaining > 0 && remaining <= 1))
     throw new RangeError(`expertStart: remaining must be in (0, 1], got ${remaining}`);
   const env = await createTabletopEnv({ scene, taskId, numEnvs: 1, render: false });
@@ -27,7 +28,7 @@ export async function expertStart(
       if (r.terminated[0] || r.truncated[0]) break;
     }
     const length = states.length - 1;
-    return states[Math.min(length - 1, Math.round(length * (1 - remaining)))];
+    return { start: states[Math.min(length - 1, Math.round(length * (1 - remaining)))], steps: length };
   } finally {
     env.close();
   }

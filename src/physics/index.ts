@@ -17,6 +17,6 @@ export {
 export { ScriptedExpert, type ExpertEnv } from './expert.ts';
 export { ArmKinematics } from './kinematics.ts';
 export { RobotRig, TIP_BELOW_TCP } from './robot.ts';
-export { TabletopSim, YAW_LIMIT, type SimSnapshot } from './sim.ts';
+export { TabletopSim, YAW_LIMIT, controlStepsTaken, type SimSnapshot } from './sim.ts';
 export { runEpisodes, type RunSpec } from './episodes.ts';
 export { expertStart } from './expert-start.ts';

@@ -22,6 +22,11 @@ const GRAVITY = 9.81;
 const PREDICTION_DISTANCE = 0.002;
 const ORIGIN = { x: 0, y: 0, z: 0 };
 
+let controlSteps = 0;
+/** Control steps every TabletopSim of this process has taken (a run's counted physics steps are checked
+ *  against it). */
+export const controlStepsTaken = (): number => controlSteps;
+
 /** Everything besides the Rapier world that an exact snapshot of one sim needs. */
 export interface SimSnapshot {
   world: Uint8Array;
@@ -167,6 +172,7 @@ export class TabletopSim {
   control(dx: number, dy: number, dz: number, dyaw: number, grip: number): void {
     const world = this.world;
     if (!world) throw new Error('TabletopSim.control before reset');
+    controlSteps++;
     this.target[0] += dx;
     this.target[1] += dy;
     this.target[2] += dz;

@@ -3,7 +3,7 @@
 // starts from when its level is below 1.
 import { DRAW, Rng } from '../core/rng.ts';
 import { type BranchPoint, type GroupJob, exactStates } from './rollouts.ts';
-import type { Iteration, Run } from './run.ts';
+import { type Iteration, type Run, timed } from './run.ts';
 
 /** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
 export const groupKeys = (r: Run, i: Iteration, g: number) =>
@@ -29,33 +29,40 @@ export function drawStart(
 }
 
 /** Environment evolution: the expert's state of a train start with `level` of its episode to go, as a
- *  branch (`exact` for physics; world-model groups start from its row). */
+ *  branch (`exact` for physics; world-model groups start from its row). The expert's pass is physics:
+ *  its steps and time count as the iteration's. */
 export async function expertBranch(
   r: Run,
+  i: Iteration,
   task: number,
   seed: number,
   level: number,
   exact: boolean,
 ): Promise<BranchPoint> {
-  const start = await r.setup.tasks[task].expertStart!(seed, level);
+  const { start, steps } = await timed(i, 'physics', () => r.setup.tasks[task].expertStart!(seed, level));
+  r.state.totals.physicsSteps += steps;
   const point: BranchPoint = { task, seed, elapsed: start.elapsed, row: Array.from(start.row) };
   if (exact) point.exact = start.exact;
   return point;
 }
 
 /** real-branch: the branched jobs start from exact physics states, replayed from their anchors in this
- *  process's physics envs (the pool keeps rows and how to replay to them, not engine copies). */
-export async function exactBranches(r: Run, jobs: readonly GroupJob[]): Promise<void> {
+ *  process's physics envs (the pool keeps rows and how to replay to them, not engine copies); the
+ *  replays' steps and time count as the iteration's physics. */
+export async function exactBranches(r: Run, i: Iteration, jobs: readonly GroupJob[]): Promise<void> {
   for (const t of r.setup.tasks.keys()) {
     const mine = jobs.filter((j) => j.task === t && j.branch?.origin);
     if (!mine.length) continue;
-    const exact = await exactStates(
-      r.envs[t].real!,
-      mine.map((j) => j.branch!),
+    const { starts, steps } = await timed(i, 'physics', () =>
+      exactStates(
+        r.envs[t].real!,
+        mine.map((j) => j.branch!),
+      ),
     );
+    r.state.totals.physicsSteps += steps;
     mine.forEach((j, k) => {
       const { origin: _, ...point } = j.branch!;
-      j.branch = { ...point, ...(exact[k].exact && { exact: exact[k].exact }) };
+      j.branch = { ...point, ...(starts[k].exact && { exact: starts[k].exact }) };
     });
   }
 }

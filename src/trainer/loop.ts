@@ -100,8 +100,6 @@ async function openOrResume(
 ) {
   if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
     throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
-  if ((cfg.evolution.enabled || cfg.repeat.coef > 0) && (opts.transport || opts.modelTransport))
-    throw new InputError('evolution and the repeat penalty run their groups in this process only (no --redis)');
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
   const { iterations: _i, numEnvs: _n, threads: _t, helpers: _h, checkpointEvery: _c, ...key } = cfg;
   const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
@@ -146,7 +144,7 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
     const job: GroupJob = { kind: 'anchor', task, start, startIndex, keys: groupKeys(r, i, g) };
     if (level !== null) {
       job.level = level;
-      job.branch = await timed(i, 'physics', () => expertBranch(r, task, start, level, true));
+      job.branch = await expertBranch(r, i, task, start, level, true);
     }
     anchors.push(job);
   }
@@ -266,12 +264,12 @@ async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
     const job: GroupJob = { kind: 'model', task, start, startIndex, keys };
     if (level !== null) {
       job.level = level;
-      job.branch = await timed(i, clock, () => expertBranch(r, task, start, level, physics));
+      job.branch = await expertBranch(r, i, task, start, level, physics);
     }
     models.push(job);
   }
   if (models.length) {
-    if (physics) await timed(i, clock, () => exactBranches(r, models));
+    if (physics) await exactBranches(r, i, models);
     const engine = physics ? ('real' as const) : ('model' as const);
     const request = { ...i.request, engine, jobs: models, recordStates: cfg.repeat.coef > 0 };
     const groups = await timed(i, clock, () => (physics ? r.transport : r.modelTransport).run(request));

@@ -214,11 +214,16 @@ export function branchPoints(
 }
 
 /** Each branch point captured exactly (with the engine's copy where it has one) in `env`: its anchor
- *  rollout replayed from the rollout's start with the same actions. The engine is deterministic, so the replay passes through
- *  the recorded state; a replay that does not is an error. */
-export async function exactStates(env: Env, points: readonly BranchPoint[]): Promise<EpisodeStart[]> {
+ *  rollout replayed from the rollout's start with the same actions; `steps`: the replays' env steps.
+ *  The engine is deterministic, so the replay passes through the recorded state; a replay that does not
+ *  is an error. */
+export async function exactStates(
+  env: Env,
+  points: readonly BranchPoint[],
+): Promise<{ starts: EpisodeStart[]; steps: number }> {
   if (!canBranch(env)) throw new TypeError(`${env.spec.id}: branching needs an env with capture() and resetFrom()`);
   const out: EpisodeStart[] = [];
+  let steps = 0;
   const dims = env.spec.action.map((e) => e.name);
   for (const fromInitial of [true, false]) {
     const at = points.flatMap((p, k) => (!p.origin!.exact === fromInitial ? [k] : []));
@@ -244,7 +249,7 @@ export async function exactStates(env: Env, points: readonly BranchPoint[]): Pro
       }
       return c.row;
     };
-    await collectEpisodes(env, replay, {
+    const replayed = await collectEpisodes(env, replay, {
       seeds: at.map((k) => points[k].seed),
       keys: at.map((_, m) => m),
       horizons: at.map((k) => Math.max(1, points[k].elapsed - points[k].origin!.elapsed)),
@@ -256,8 +261,9 @@ export async function exactStates(env: Env, points: readonly BranchPoint[]): Pro
             return { seed: points[at[m]].seed, key: m, elapsed, row, exact };
           }),
     });
+    steps += replayed.reduce((n, e) => n + e.length, 0);
   }
-  return out;
+  return { starts: out, steps };
 }
 
 /** A segment of a physics rollout graded in the world model: r_wm from the start state with the

@@ -95,7 +95,7 @@ export async function openRun(
     runtime: { threads: cfg.updateShards > 1 && hosts.length ? cfg.threads : cfg.threads * parts },
   });
   if (o.optimizer) trainer.importOptimizer(o.optimizer);
-  if (hooks.modelTransport && !setup.worldModel?.snapshot)
+  if (hooks.modelTransport && flags.model && !setup.worldModel?.snapshot)
     throw new InputError('world-model groups on workers: this world model has no snapshot to send');
   const refreshing = flags.model && flags.anchors && cfg.refreshEvery > 0 ? setup.worldModel : undefined;
   if (refreshing) {
@@ -130,16 +130,14 @@ async function openEnvs(setup: TrainSetup, cfg: TrainConfig, flags: Run['flags']
     : flags.anchors
       ? cfg.groupsPerIteration
       : 0;
-  if (flags.branchPhysics && hooks.transport)
-    throw new InputError('--mode real-branch replays anchors in this process to branch from them: no --redis');
   // real-branch runs its branched groups (and the replays to their branch points) in these slots too
   const anchorSlots = flags.branchPhysics
     ? cfg.numEnvs
     : Math.min(cfg.numEnvs, anchorCount * Math.ceil(cfg.groupSize / parts));
   const envs = await Promise.all(
     setup.tasks.map(async (t) => {
-      // remote anchors need none here
-      const real = anchorCount > 0 && !hooks.transport ? await t.makeReal(anchorSlots) : null;
+      // remote anchors need none here, but real-branch replays anchors here to its branch points
+      const real = anchorCount > 0 && (!hooks.transport || flags.branchPhysics) ? await t.makeReal(anchorSlots) : null;
       const evalEnv =
         cfg.evalEvery > 0 ? (real && anchorSlots === cfg.numEnvs ? real : await t.makeReal(cfg.numEnvs)) : null;
       return { real, eval: evalEnv, model: flags.model ? await t.makeModel!(cfg.numEnvs) : null };

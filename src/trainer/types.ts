@@ -20,8 +20,8 @@ export interface TrainTask {
   /** Lets world-model groups start from real states visited by anchors (else whole episodes only). */
   branching?: Branching;
   /** Environment evolution: the exact state of a scripted expert's episode of `seed` with `remaining`
-   *  (0, 1] of it still to do. */
-  expertStart?(seed: number, remaining: number): Promise<EpisodeStart>;
+   *  (0, 1] of it still to do, and the physics steps the expert took to find it (counted as training's). */
+  expertStart?(seed: number, remaining: number): Promise<{ start: EpisodeStart; steps: number }>;
   /** Environment evolution: scene-level difficulty of the train start of `seed` (lower is easier). */
   difficulty?(seed: number): number;
   /** Names of the leading entries of a captured row that form the task's state: at each evaluation the

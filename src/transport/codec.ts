@@ -11,7 +11,7 @@ import { InputError } from '../core/errors.ts';
 import { checkParamsBuilt } from '../nn/model-bytes.ts';
 import { type ParamStore, ParamRowsSchema, paramRows, paramsFromRows } from '../nn/params.ts';
 import { parseVlaConfig, type VlaConfig, type VlaConfigInput, vlaForwardBuilder } from '../policy/vla.ts';
-import type { Rollout } from '../trainer/rollouts.ts';
+import type { GroupJob, Rollout } from '../trainer/rollouts.ts';
 
 const ARRAYS = { f32: Float32Array, f64: Float64Array, i32: Int32Array, u8: Uint8Array } as const;
 type Tag = keyof typeof ARRAYS;
@@ -147,16 +147,43 @@ export const JobSchema = z
           elapsed: int.min(0),
           row: z.array(z.number()),
           moved: z.boolean().optional(),
+          /** A physics start's exact engine copy (environment evolution, real-branch), base64. */
+          exact: z.base64().optional(),
         })
         .optional(),
       horizon: int.min(1).optional(),
     }),
+    /** World-model groups: record states too (the repeat penalty reads them). */
+    recordStates: z.boolean().optional(),
   })
-  .refine((j) => (j.group.kind === 'model') === (j.worldModel !== undefined), {
-    message: 'world-model groups (and only they) name a worldModel',
+  // real-branch runs its world-model groups in physics: those name none
+  .refine((j) => j.group.kind === 'model' || j.worldModel === undefined, {
+    message: 'anchors run in physics: they name no worldModel',
     path: ['worldModel'],
   });
 export type RolloutJob = z.infer<typeof JobSchema>;
+
+/** A group as a job carries it (the exact copy of a branch as base64: job payloads are JSON). */
+export function jobGroup(g: GroupJob): RolloutJob['group'] {
+  let branch: RolloutJob['group']['branch'];
+  if (g.branch) {
+    const { origin: _, exact, ...point } = g.branch;
+    branch = { ...point, ...(exact && { exact: Buffer.from(exact).toString('base64') }) };
+  }
+  const { kind, task, start, startIndex, horizon } = g;
+  return { kind, task, start, startIndex, keys: [...g.keys], branch, horizon };
+}
+
+/** The group of a job as the rollouts take it. */
+export function groupOfJob(j: RolloutJob['group']): GroupJob {
+  const { branch, ...group } = j;
+  if (!branch) return group;
+  const { exact, ...point } = branch;
+  return {
+    ...group,
+    branch: { ...point, ...(exact !== undefined && { exact: new Uint8Array(Buffer.from(exact, 'base64')) }) },
+  };
+}
 
 export function jobId(job: RolloutJob): string {
   return `${job.run}-${job.policy.slice(0, 16)}-${job.worldModel?.slice(0, 16) ?? 'real'}-${job.group.keys[0]}`;

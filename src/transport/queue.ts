@@ -16,6 +16,7 @@ import {
   decodeResult,
   encodeJson,
   encodePolicy,
+  jobGroup,
   jobId,
 } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redactUrl, redisOptions } from './redis.ts';
@@ -71,15 +72,6 @@ export class QueueTransport implements RolloutTransport {
       const task = r.tasks[g.task];
       if (!task.remote)
         throw new InputError(`--redis: task ${task.id} cannot run on workers (it has no remote description)`);
-      const group = {
-        kind: g.kind,
-        task: g.task,
-        start: g.start,
-        startIndex: g.startIndex,
-        keys: [...g.keys],
-        branch: g.branch,
-        horizon: g.horizon,
-      };
       return {
         format: JOB_FORMAT,
         run: r.run,
@@ -89,7 +81,8 @@ export class QueueTransport implements RolloutTransport {
         worldModel,
         seed: r.seed,
         samplesPerRollout: r.samplesPerRollout,
-        group,
+        group: jobGroup(g),
+        ...(r.recordStates && { recordStates: true }),
       };
     });
     const out: Rollout[][] = new Array(jobs.length);

@@ -10,7 +10,7 @@ import { PolicySampler } from '../policy/sampler.ts';
 import type { TrainTask } from '../trainer/types.ts';
 import { recordRow, runGroups } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
-import { JobSchema, checkContent, decodeJson, decodePolicy, encodeResult, jobId } from './codec.ts';
+import { JobSchema, checkContent, decodeJson, decodePolicy, encodeResult, groupOfJob, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redisOptions } from './redis.ts';
 
 /** What a worker builds from a job's task description: the real engine, and with a world-model
@@ -125,15 +125,18 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
       `${canonicalJson(j.task)}#${j.worldModel ?? 'real'}`,
       makeEngine,
       async ({ task, idle }) => {
-        if (j.group.kind === 'model' && !task.makeModel)
+        // a job that names a world model runs in it, any other in physics (anchors, real-branch's groups)
+        const model = j.worldModel !== undefined;
+        if (model && !task.makeModel)
           throw new UnrecoverableError(`job ${id}: task ${task.id} has no world model here`);
-        const env = idle.get(n)?.pop() ?? (await (j.group.kind === 'model' ? task.makeModel!(n) : task.makeReal(n)));
+        const env = idle.get(n)?.pop() ?? (await (model ? task.makeModel!(n) : task.makeReal(n)));
         try {
-          const record = j.group.kind === 'anchor' && task.branching ? recordRow(env) : undefined;
+          // as in this process: physics records every state, the world model when the job asks
+          const record = (!model || j.recordStates) && task.branching ? recordRow(env) : undefined;
           const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record };
           return await policies.use(j.policy, makePolicy, async (sampler) => {
             const t0 = performance.now();
-            const [group] = await runGroups(env, sampler, [j.group], options);
+            const [group] = await runGroups(env, sampler, [groupOfJob(j.group)], options);
             ms = performance.now() - t0;
             return group;
           });

@@ -163,6 +163,44 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
     }
   });
 
+  it('the default preset (environment evolution) with the repeat penalty, and real-branch: through workers as in-process', {
+    timeout: 300_000,
+  }, async () => {
+    const small = join(tmp, 'default.json');
+    const sizes = { groupsPerIteration: 2, groupSize: 4, samplesPerRollout: 4, batch: 16, numEnvs: 8 };
+    // a penalty that fires: any 3 repeated tokens (world-model groups then record their states too)
+    const repeat = { coef: 0.5, window: 3, tolerance: 10 };
+    writeFileSync(small, JSON.stringify({ ...sizes, evalEvery: 0, checkpointEvery: 1, repeat }));
+    const workers = [await worker(server.url), await worker(server.url)];
+    try {
+      for (const mode of ['wmrl', 'real-branch']) {
+        const args = ['train', '--mode', mode, '--preset', 'default', '--task', 'pick-place', '--iterations', '2'];
+        const [here, there] = [join(tmp, `${mode}-local`), join(tmp, `${mode}-workers`)];
+        const a = await wmrlProcess(ROOT, ...args, '--config', small, '--out', here);
+        expect(a.code, a.stderr).toBe(0);
+        const b = await wmrlProcess(
+          ROOT,
+          ...args,
+          '--config',
+          small,
+          '--out',
+          there,
+          '--redis',
+          server.url,
+          '--remote',
+          'all',
+        );
+        expect(b.code, b.stderr).toBe(0);
+        expect(metrics(here)[0]['evolution/level']).toBeLessThan(1); // groups started on the expert's states
+        expect(metrics(here)[0]['repeat/penalty']).toBeGreaterThan(0);
+        expect(metrics(there)).toEqual(metrics(here));
+        expect(files(there)).toEqual(files(here));
+      }
+    } finally {
+      await Promise.all(workers.map(stop));
+    }
+  });
+
   it('a bad or unreachable --redis exits 2 naming the flag', async () => {
     const bad = await wmrlProcess(ROOT, 'worker', '--redis', 'http://127.0.0.1:6379');
     expect(bad.code).toBe(2);

@@ -15,12 +15,13 @@ describe('expertStart', () => {
     const env = await createTabletopEnv({ scene, taskId, numEnvs: 2, render: false });
     try {
       await env.reset({ seed: [seed, seed] });
-      const initial = await expertStart(scene, taskId, seed, 1);
+      const { start: initial, steps } = await expertStart(scene, taskId, seed, 1);
       expect(initial.elapsed).toBe(0);
       expect(Array.from(initial.row)).toEqual(Array.from(env.capture(0).row));
-      const late = await expertStart(scene, taskId, seed, 0.25);
-      const half = await expertStart(scene, taskId, seed, 0.5);
+      const { start: late } = await expertStart(scene, taskId, seed, 0.25);
+      const { start: half } = await expertStart(scene, taskId, seed, 0.5);
       expect(half.elapsed).toBeGreaterThan(10);
+      expect(steps).toBeGreaterThan(late.elapsed); // the pass ran the whole expert episode
       expect(late.elapsed).toBeGreaterThan(half.elapsed);
       expect(late.exact).toBeInstanceOf(Uint8Array);
       await env.resetFrom([0, 1], [half, late]);

@@ -93,7 +93,7 @@ export function setup(
         // the "expert" has entered the first digits right: d of LENGTH, d steps taken
         expertStart: async (seed, remaining) => {
           const d = Math.min(CodeLockEnv.LENGTH - 1, Math.round((1 - remaining) * CodeLockEnv.LENGTH));
-          return { seed, elapsed: d, row: [d, d] };
+          return { start: { seed, elapsed: d, row: [d, d] }, steps: CodeLockEnv.LENGTH };
         },
         trainSeed: (k) => k,
         evalSeed: (k) => 2_000_000 + k,

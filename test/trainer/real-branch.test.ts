@@ -60,7 +60,9 @@ describe('exactStates (real-branch): a branch point replayed in physics', () => 
     ];
     expect(points.map((p) => p.elapsed)).toEqual([0, 10, 20, 30, 10, 20, 30]);
     const env = await createTabletopEnv({ scene, taskId, numEnvs: 2, render: false });
-    const captured = await exactStates(env, points);
+    const { starts: captured, steps } = await exactStates(env, points);
+    // each replay runs from its origin to the point (at least one step): 1+10+20+30 and 1+10+20
+    expect(steps).toBe(92);
     points.forEach((p, k) => {
       expect(Array.from(captured[k].row, Math.fround)).toEqual(p.row);
       expect(captured[k].exact).toBeInstanceOf(Uint8Array);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { ParamStore } from '../../src/nn/params.ts';
-import type { Rollout } from '../../src/trainer/rollouts.ts';
+import type { GroupJob, Rollout } from '../../src/trainer/rollouts.ts';
 import {
   JOB_FORMAT,
   JobSchema,
@@ -14,7 +14,15 @@ import {
   decodeValue,
   encodeJson,
 } from '../../src/transport/codec.ts';
-import { encodePolicy, encodeResult, encodeValue, jobId, parsePayload } from '../../src/transport/codec.ts';
+import {
+  encodePolicy,
+  encodeResult,
+  encodeValue,
+  groupOfJob,
+  jobGroup,
+  jobId,
+  parsePayload,
+} from '../../src/transport/codec.ts';
 import { setup } from '../trainer/code-lock.ts';
 
 const bytes = (x: ArrayBufferView) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
@@ -117,6 +125,18 @@ describe('encodeValue / decodeValue', () => {
   });
 });
 
+const base: RolloutJob = {
+  format: JOB_FORMAT,
+  run: '00112233445566aa',
+  build: '0123456789abcdef',
+  task: { family: 'toy' },
+  policy: 'ab'.repeat(32),
+  worldModel: 'ef'.repeat(32),
+  seed: 5,
+  samplesPerRollout: 2,
+  group: { kind: 'model', task: 0, start: 100, keys: [8] },
+};
+
 describe('jobs', () => {
   const job: RolloutJob = {
     format: JOB_FORMAT,
@@ -150,11 +170,43 @@ describe('jobs', () => {
     const model = { ...job, worldModel: 'ef'.repeat(32), group: { ...job.group, kind: 'model' as const } };
     expect(jobId(model)).toBe(`00112233445566aa-${'ab'.repeat(8)}-${'ef'.repeat(8)}-8`);
     expect(parsePayload(encodeValue(model), JobSchema, 'job')).toEqual(model);
-    expect(() => parsePayload(encodeValue({ ...model, worldModel: undefined }), JobSchema, 'job')).toThrow(
-      /\$\.worldModel: world-model groups/,
+    // real-branch runs world-model groups in physics (no worldModel); anchors never name one
+    expect(parsePayload(encodeValue({ ...model, worldModel: undefined }), JobSchema, 'job').worldModel).toBe(undefined);
+    expect(() => parsePayload(encodeValue({ ...job, worldModel: 'ef'.repeat(32) }), JobSchema, 'job')).toThrow(
+      /\$\.worldModel: anchors run in physics/,
     );
     expect(jobId({ ...job, policy: 'cd'.repeat(32) })).not.toBe(jobId(job));
     expect(jobId({ ...job, group: { ...job.group, keys: [11, 9, 10] } })).not.toBe(jobId(job));
+  });
+});
+
+describe('groups in jobs', () => {
+  it("carry a branch's exact engine copy (base64 in the JSON payload) and the recording request bit for bit", () => {
+    const exact = Uint8Array.from({ length: 300 }, (_, k) => (k * 37) % 256);
+    const group: GroupJob = {
+      kind: 'model',
+      task: 0,
+      start: 7,
+      keys: [3, 4],
+      branch: {
+        task: 0,
+        seed: 7,
+        elapsed: 12,
+        row: [0.5, -0, 1e-9],
+        exact,
+        origin: { elapsed: 0, row: [], actions: new Int32Array() },
+      },
+      horizon: 10,
+    };
+    const job = { ...base, group: jobGroup(group), recordStates: true };
+    const sent = JobSchema.parse(decodeJson(encodeJson(job)));
+    expect(sent.recordStates).toBe(true);
+    const back = groupOfJob(sent.group);
+    expect(back.branch!.exact).toEqual(exact); // the origin (how to replay) stays with the trainer
+    expect(back).toEqual({ ...group, branch: { ...group.branch, origin: undefined }, startIndex: undefined });
+    expect(() =>
+      JobSchema.parse({ ...job, group: { ...job.group, branch: { ...job.group.branch, exact: '*' } } }),
+    ).toThrow();
   });
 });
 

@@ -12,6 +12,7 @@ import {
   type WorkerHandle,
   encodePolicy,
   encodeValue,
+  jobGroup,
   jobId,
   keys,
   redisOptions,
@@ -112,7 +113,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
       policy: hash,
       seed: 5,
       samplesPerRollout: 2,
-      group: { ...r.jobs[0], kind: 'anchor' },
+      group: jobGroup({ ...r.jobs[0], kind: 'anchor' }),
     };
     const before = worker.done;
     await Promise.all([
@@ -146,7 +147,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
       policy: hash,
       seed: 5,
       samplesPerRollout: 2,
-      group: { ...r.jobs[0], kind: 'anchor' },
+      group: jobGroup({ ...r.jobs[0], kind: 'anchor' }),
     };
     const bad = [
       { id: 'bad-keys', data: { ...good, group: { ...good.group, keys: [-1] } }, says: /group\.keys\[0\]: Too small/ },
@@ -187,7 +188,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
       policy: tampered.hash,
       seed: 5,
       samplesPerRollout: 2,
-      group: { ...r.jobs[0], kind: 'anchor' },
+      group: jobGroup({ ...r.jobs[0], kind: 'anchor' }),
     };
     await queue.add('anchor', job, { jobId: jobId(job) });
     let state = '';
