@@ -2,10 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { QUEUE, redisOptions } from '../../src/transport/index.ts';
-import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
+import { OPENSSL, REDIS, describeWith } from '../helpers/programs.ts';
+import { type RedisServer, describeWithRedis, startRedis } from '../transport/redis-server.ts';
 import { spawnWmrl, wmrlProcess } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -55,7 +56,7 @@ async function stop(w: { proc: ChildProcess }): Promise<void> {
   await exited;
 }
 
-describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, real Redis on a unix socket)', () => {
+describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redis on a unix socket)', () => {
   let server: RedisServer;
   const cfg = join(tmp, 'cfg.json');
   // wmrl mode (world-model groups on the workers with --remote all), refreshes from the anchors' states
@@ -224,7 +225,7 @@ describe.runIf(redisTests)('wmrl worker and wmrl train --redis (real processes, 
   });
 });
 
-describe.runIf(redisTests)('over TLS (rediss://, a private CA through NODE_EXTRA_CA_CERTS)', () => {
+describeWith(REDIS, OPENSSL)('over TLS (rediss://, a private CA through NODE_EXTRA_CA_CERTS)', () => {
   let server: RedisServer & { ca?: string };
   beforeAll(async () => {
     server = await startRedis({ tls: true });

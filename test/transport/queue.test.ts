@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { InProcessTransport, type GroupRequest, type GroupJob, type TrainTask } from '../../src/trainer/index.ts';
 import {
@@ -19,7 +19,7 @@ import {
   startWorker,
 } from '../../src/transport/index.ts';
 import { setup } from '../trainer/code-lock.ts';
-import { type RedisServer, redisTests, startRedis } from './redis-server.ts';
+import { type RedisServer, describeWithRedis, startRedis } from './redis-server.ts';
 
 const toy = setup();
 const task: TrainTask = { ...toy.tasks[0], remote: { family: 'toy' } };
@@ -53,7 +53,7 @@ async function inProcess(r: GroupRequest) {
   }
 }
 
-describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in this process)', () => {
+describeWithRedis('anchor jobs through a real Redis (BullMQ worker in this process)', () => {
   let server: RedisServer;
   let worker: WorkerHandle;
   let transport: QueueTransport;
@@ -206,7 +206,7 @@ describe.runIf(redisTests)('anchor jobs through a real Redis (BullMQ worker in t
   });
 });
 
-describe.runIf(redisTests)('a password-protected Redis on a TCP port (the other-machine setup, on loopback)', () => {
+describeWithRedis('a password-protected Redis on a TCP port (the other-machine setup, on loopback)', () => {
   let server: RedisServer;
   beforeAll(async () => {
     server = await startRedis({ password: 's3cret pass' });
@@ -228,7 +228,7 @@ describe.runIf(redisTests)('a password-protected Redis on a TCP port (the other-
   });
 });
 
-describe.runIf(redisTests)('no worker yet, and a Redis that lost everything (restarted without persistence)', () => {
+describeWithRedis('no worker yet, and a Redis that lost everything (restarted without persistence)', () => {
   let server: RedisServer;
   beforeAll(async () => {
     server = await startRedis();
@@ -271,7 +271,7 @@ describe.runIf(redisTests)('no worker yet, and a Redis that lost everything (res
   });
 });
 
-describe.runIf(redisTests)('a worker starved past its lock', () => {
+describeWithRedis('a worker starved past its lock', () => {
   let server: RedisServer;
   beforeAll(async () => {
     server = await startRedis();

@@ -1,14 +1,17 @@
 // A real Redis for tests: Debian's redis-server on a unix socket in a temp folder, no persistence.
-// Under CI a missing redis-server fails the tests that need it (.ci/run installs it).
+// Suites that need it are declared with describeWithRedis: skipped, saying why, where it is missing; failed
+// under CI (.ci/run installs it).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { REDIS, describeWith, missing, underCI, warnSkipped } from '../helpers/programs.ts';
 
-export const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
-/** Tests needing Redis run where it is installed, and always under CI (where its absence fails them). */
-export const redisTests = hasRedis || process.env.CI === 'true';
+export const describeWithRedis = describeWith(REDIS);
+/** For describe.runIf: true where redis-server is installed, and under CI (where startRedis then fails). */
+export const redisTests = REDIS.present() || underCI;
+if (!redisTests) warnSkipped(missing([REDIS]));
 
 export interface RedisServer {
   url: string;
@@ -29,6 +32,8 @@ async function freePort(): Promise<number> {
  *  `tls`: listens with TLS only, on a certificate for localhost from a private CA (`ca`, the file
  *  for NODE_EXTRA_CA_CERTS; made with openssl); `url` is then rediss://localhost:PORT. */
 export async function startRedis(o: { password?: string; tls?: boolean } = {}): Promise<RedisServer & { ca?: string }> {
+  const why = missing([REDIS]);
+  if (why !== '') throw new Error(`startRedis: ${why}`);
   const dir = mkdtempSync(join(tmpdir(), 'wmrl-redis-'));
   const socket = join(dir, 'redis.sock');
   const port = o.password || o.tls ? await freePort() : 0;

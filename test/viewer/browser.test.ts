@@ -2,12 +2,12 @@
 // viewer against a real server, a live stream, a recorded episode replayed in physics / world model /
 // side by side, a training run's header and two runs' curves overlaid, and the base policy run in the page
 // with onnxruntime-web, its tokens equal to Node's. (The README's screenshot is `npm run screenshot:viewer`.)
-import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { build } from 'vite';
 import * as ortNode from 'onnxruntime-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startViewer } from '../../src/cli/serve.ts';
 import { createTabletopEnv } from '../../src/physics/index.ts';
 import { collectEpisodes, randomPolicy } from '../../src/rollout/index.ts';
@@ -18,8 +18,8 @@ import { tabletopTrainSetup } from '../../src/experiment/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { resolveConfig, train } from '../../src/trainer/index.ts';
 import { SCENE, makeRunRoot, writeTrainingRun } from '../server/fixture.ts';
+import { CHROMIUM, CHROMIUM_PATH, describeWith } from '../helpers/programs.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = [
   '--no-sandbox',
   '--disable-gpu',
@@ -28,9 +28,6 @@ const FLAGS = [
   '--disable-sync',
 ];
 const IN_PAGE = { task: 'tabletop/pick-place', seed: 3, steps: 6 };
-// CI installs chromium (.ci/run); elsewhere the test is skipped when it is missing, and says so
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
 
 let server: ViewerServer;
 let browser: Browser;
@@ -115,7 +112,7 @@ async function trainRecorded(dir: string): Promise<void> {
   await worldModel?.close();
 }
 
-describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
+describeWith(CHROMIUM)('viewer in headless Chromium', () => {
   beforeAll(async () => {
     const { root } = await makeRunRoot();
     const viewerDir = join(dirname(root), 'viewer'); // built from the current source, whatever viewer/dist holds
@@ -143,7 +140,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
       port: 0,
       viewerDir,
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: FLAGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (err) => console.error('page error:', err.message));
   }, 180_000);
