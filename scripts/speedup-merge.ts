@@ -1,13 +1,13 @@
 // Merges speedup reports made with one configuration on different seeds (runs of one machine may be
-// split over sessions) into one report.json + index.html, the fitted speedups recomputed from the curves
-// (one report: recomputed alone).
+// split over sessions) into one report.json, table.md and index.html, the speedups recomputed from the
+// curves (one report: recomputed alone). Reports of the first format (wmrl-speedup/1) are read too: their
+// rows lose the speedup fields of the old definitions and gain real's cost over theirs.
 //   node bin/run-ts.mjs scripts/speedup-merge.ts --out DIR REPORT.json [REPORT.json...]
 import { z } from 'zod';
 import { readInputJson } from '../src/core/input-file.ts';
 import { canonicalJson } from '../src/core/spec.ts';
-import { withFits } from '../src/experiment/speedup-fit.ts';
 import { writeSpeedupReport } from '../src/experiment/speedup-report.ts';
-import type { SpeedupReport } from '../src/experiment/speedup.ts';
+import { type SpeedupReport, withFits } from '../src/experiment/speedup.ts';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--out');
@@ -19,7 +19,7 @@ const out = args[at + 1];
 const files = args.filter((_, i) => i !== at && i !== at + 1);
 const Report = z.looseObject({
   command: z.string(),
-  format: z.literal('wmrl-speedup/1'),
+  format: z.enum(['wmrl-speedup/1', 'wmrl-speedup/2']),
   config: z.looseObject({
     tasks: z.array(z.string()),
     seeds: z.array(z.number()),
@@ -29,7 +29,9 @@ const Report = z.looseObject({
   policy: z.string(),
   world_model: z.string(),
   base: z.unknown(),
-  runs: z.array(z.looseObject({ mode: z.string(), seed: z.number() })),
+  runs: z.array(
+    z.looseObject({ mode: z.string(), seed: z.number(), train_seconds: z.number(), physics_steps: z.number() }),
+  ),
   curves: z.array(z.looseObject({ mode: z.string(), seed: z.number() })),
 });
 const reports = files.map((f) => ({ file: f, ...readInputJson(f, Report, 'speedup report') }));
@@ -57,9 +59,21 @@ const config = {
   modes: [...new Set(reports.flatMap((r) => r.config.modes))],
 };
 const curves = bySeed(reports.flatMap((r) => r.curves)) as unknown as SpeedupReport['curves'];
-const runs = bySeed(reports.flatMap((r) => r.runs)) as unknown as SpeedupReport['runs'];
+const OLD = ['speedup_wall', 'speedup_physics', 'speedup_wall_fit', 'speedup_physics_fit', 'speedup_wall_at_least'];
+const OLD_TOO = ['speedup_physics_at_least', 'target', 'reached_at', 'real_reached_at', 'speedup_wall_ceiling'];
+type Row = (typeof reports)[number]['runs'][number];
+/** A row without the fields withFits writes or the old definitions wrote, with real's cost over its own. */
+function upgrade(r: Row, all: Row[]) {
+  const real = all.find((x) => x.mode === 'real' && x.seed === r.seed);
+  const kept = Object.fromEntries(Object.entries(r).filter(([k]) => ![...OLD, ...OLD_TOO].includes(k)));
+  const cost = real && { wall: real.train_seconds / r.train_seconds, physics: real.physics_steps / r.physics_steps };
+  return { ...(kept as Row), cost_vs_real: r.cost_vs_real ?? cost ?? null };
+}
+const all = reports.flatMap((r) => r.runs);
+const runs = bySeed(all.map((r) => upgrade(r, all))) as unknown as SpeedupReport['runs'];
 const report = {
   ...first,
+  format: 'wmrl-speedup/2',
   config,
   runs: withFits(runs, curves, config.evalEpisodes * config.tasks.length),
   curves,

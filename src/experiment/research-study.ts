@@ -1,23 +1,29 @@
-// The AutoResearch study (docs/autoresearch.md): named rows (a mode, its iterations and trainer fields)
-// trained from one base agent on several seeds, each run evaluated on the held-out tasks in real
-// execution right after it trains, on the same evaluation episodes as the base of its seed; a table of
-// between-seed means with 95% t intervals, per-seed paired differences against other rows, and the
-// executions and training seconds each row needs against them. Resumable: a finished run (run.json) is
-// kept; a run stopped before its run.json starts over.
-import { existsSync, rmSync } from 'node:fs';
+// The AutoResearch study (docs/autoresearch.md), a configuration of the study core: named rows (a mode,
+// its iterations and trainer fields) trained in process from one base agent on several seeds, each run
+// evaluated on the held-out tasks in real execution right after it trains, on the same evaluation
+// episodes as the base of its seed; a table of between-seed means with 95% t intervals, per-seed paired
+// differences against other rows, and the other row's executions and training seconds over this row's.
+// Resumable: a finished run (its run.json, keyed by what decides it) is kept; a run stopped before it
+// starts over.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { type Executor, wasExecuted } from '../autoresearch/index.ts';
-import { readInputJson } from '../core/input-file.ts';
-import { type TrainMetrics, trainSeconds } from '../core/metrics.ts';
+import type { Executor } from '../autoresearch/index.ts';
 import { mean } from '../core/stats.ts';
-import { pairedDifference } from '../eval/index.ts';
-import { loadPolicy } from '../policy/model.ts';
-import { commitFiles } from '../store/index.ts';
-import { resolveConfig, train } from '../trainer/index.ts';
-import { across, checkRows, meanCurve, StudyRowSchema, stampStudy } from './corrections.ts';
-import { HELDOUT_RESEARCH_TASKS, RESEARCH_CONFIG, researchEval, researchTrainSetup } from './research.ts';
-import { metricsOf } from './speedup-runs.ts';
+import { HELDOUT_RESEARCH_TASKS } from './research.ts';
+import {
+  evalAgentCached,
+  evaluateAgent,
+  readAgentEval,
+  meanPosition,
+  positions,
+  ResearchEvalSchema,
+  researchRun,
+  researchRunner,
+  runRecord,
+} from './research-runner.ts';
+import { type MetricLine, meanMetric, metric, readFinished, readMetrics, sumMetric } from './study-cache.ts';
+import { across, bySeed, meanCurve, paired, ratio, versusSeeds } from './study-stats.ts';
+import { checkRows, modelHash, StudyRowSchema, stampStudy } from './study.ts';
 
 export const ResearchRowSchema = StudyRowSchema.extend({
   iterations: z.number().int().positive().describe('policy updates of the run'),
@@ -45,21 +51,39 @@ export const ResearchStudySchema = z
   .superRefine(checkRows);
 export type ResearchStudy = z.output<typeof ResearchStudySchema>;
 
-const EvalSchema = z.array(z.object({ task: z.string(), perEpisode: z.array(z.number()) }));
-const RunSchema = z.object({
-  row: z.string(),
-  seed: z.number(),
-  iterations: z.number(),
-  seconds: z.number(),
-  executions: z.number(),
-  final: EvalSchema,
-});
-type Run = z.infer<typeof RunSchema>;
-type Evaluation = z.infer<typeof EvalSchema>;
+const RunValueSchema = z.object({ seconds: z.number(), executions: z.number(), final: ResearchEvalSchema });
 
-const runDir = (runs: string, row: string, seed: number) => join(runs, `${row}-s${seed}`);
+/** The run of `row` on `seed`: what decides it, its folder `<row>-s<seed>`. */
+export const studyRun = (s: ResearchStudy, row: ResearchRow, seed: number) =>
+  researchRun(
+    {
+      name: `${row.name}-s${seed}`,
+      row: row.name,
+      mode: row.mode,
+      seed,
+      iterations: row.iterations,
+      fields: { ...s.config, ...row.config },
+    },
+    s.base,
+    { finalEpisodes: s.finalEpisodes },
+  );
 const basePath = (runs: string, seed: number) => join(runs, `base-s${seed}.json`);
-const positions = (e: Evaluation) => e.flatMap((t) => t.perEpisode);
+
+const runnerOf = (s: ResearchStudy, runs: string, executor: Executor) =>
+  researchRunner({
+    runs,
+    base: s.base,
+    executor,
+    schema: RunValueSchema,
+    finish: async (run, t, dir) => {
+      const final = await evaluateAgent(join(dir, 'policy.onnx'), {
+        episodes: s.finalEpisodes,
+        seed: run.seed,
+        executor,
+      });
+      return { seconds: t.seconds, executions: t.executions, final };
+    },
+  });
 
 /** Trains and evaluates every (row, seed) of `only` (row names; default all) on `seeds` (default the
  *  study's), seed by seed (`train: false`: none), then reports every finished run of the study. */
@@ -70,149 +94,95 @@ export async function runResearchStudy(
   o: { only?: string[]; seeds?: number[]; train?: boolean; log?: (line: string) => void } = {},
 ) {
   const log = o.log ?? (() => {});
-  stampStudy(runs, s, { heldout: HELDOUT_RESEARCH_TASKS.join(',') });
+  const { seeds: _s, rows: _r, ...shared } = s;
+  stampStudy(runs, { ...shared, base: modelHash(s.base, 'base'), heldout: HELDOUT_RESEARCH_TASKS }, s.rows);
   const rows = o.train === false ? [] : s.rows.filter((r) => !o.only || o.only.includes(r.name));
+  const runner = runnerOf(s, runs, executor);
   for (const seed of o.seeds ?? s.seeds) {
     if (!rows.length) break;
-    await baseEval(s, runs, seed, executor, log);
-    for (const row of rows) await researchRun(s, row, seed, runs, executor, log);
+    const base = await evalAgentCached(basePath(runs, seed), s.base, { episodes: s.finalEpisodes, seed, executor });
+    log(`base, seed ${seed}: held-out test position ${meanPosition(base).toFixed(3)}`);
+    for (const row of rows) {
+      const run = studyRun(s, row, seed);
+      await runner.train(run, log);
+      log(`${run.name}: held-out test position ${meanPosition(runner.finished(run, true)!.final).toFixed(3)}`);
+    }
   }
   return researchStudyReport(s, runs);
 }
 
-async function evaluate(s: ResearchStudy, policy: string, seed: number, executor: Executor) {
-  const m = await loadPolicy(policy);
-  const opts = { config: m.config, params: m.params, episodes: s.finalEpisodes, executor, seed };
-  return researchEval({ ...opts, tasks: HELDOUT_RESEARCH_TASKS });
-}
-
-async function baseEval(s: ResearchStudy, runs: string, seed: number, executor: Executor, log: (l: string) => void) {
-  const path = basePath(runs, seed);
-  if (existsSync(path)) return;
-  const final = await evaluate(s, s.base, seed, executor);
-  commitFiles([{ path, data: `${JSON.stringify(final, null, 1)}\n` }]);
-  log(`base, seed ${seed}: held-out test position ${mean(positions(final)).toFixed(3)}`);
-}
-
-async function researchRun(
-  s: ResearchStudy,
-  row: ResearchRow,
-  seed: number,
-  runs: string,
-  executor: Executor,
-  log: (l: string) => void,
-): Promise<void> {
-  const dir = runDir(runs, row.name, seed);
-  if (existsSync(join(dir, 'run.json'))) return;
-  rmSync(dir, { recursive: true, force: true }); // its executions count starts with its first iteration
-  const base = await loadPolicy(s.base);
-  let executions = 0;
-  const { tasks, worldModel } = researchTrainSetup({
-    mode: row.mode,
-    seed,
-    executor,
-    onRun: (r) => {
-      if (wasExecuted(r.status)) executions++;
-    },
-  });
-  const fields = { ...RESEARCH_CONFIG, ...s.config, ...row.config };
-  const cfg = resolveConfig('default', fields, { mode: row.mode, seed, iterations: row.iterations });
-  let seconds = 0;
-  const policy = { config: base.config, params: base.params, specHash: base.sidecar.specHash };
-  await train({ tasks, worldModel, policy }, cfg, dir, {
-    onIteration: (m) => {
-      seconds += trainSeconds(m);
-      log(
-        `${row.name}-s${seed} iteration ${m.iteration}/${row.iterations}: anchor reward ` +
-          `${m['reward/anchor'].toFixed(3)}, ${seconds.toFixed(0)} s, ${executions} executions`,
-      );
-    },
-  });
-  const final = await evaluate(s, join(dir, 'policy.onnx'), seed, executor);
-  const run: Run = { row: row.name, seed, iterations: row.iterations, seconds, executions, final };
-  commitFiles([{ path: join(dir, 'run.json'), data: `${JSON.stringify(run, null, 1)}\n` }]);
-  log(`${row.name}-s${seed}: held-out test position ${mean(positions(final)).toFixed(3)}`);
-}
-
+/** The row's runs whose record matches and whose seed's base evaluation is cached. */
 function finishedRuns(s: ResearchStudy, runs: string, row: ResearchRow) {
   return s.seeds.flatMap((seed) => {
-    const path = join(runDir(runs, row.name, seed), 'run.json');
-    const base = basePath(runs, seed);
-    if (!existsSync(path) || !existsSync(base)) return [];
-    const run = readInputJson(path, RunSchema, 'research run');
-    if (run.iterations !== row.iterations) return [];
-    const metrics = metricsOf(runDir(runs, row.name, seed));
-    return [{ ...run, base: readInputJson(base, EvalSchema, 'base evaluation'), metrics }];
+    const run = studyRun(s, row, seed);
+    const done = readFinished(runRecord(runs, run), run.spec, RunValueSchema, false);
+    const base = done && readAgentEval(basePath(runs, seed), s.base, { episodes: s.finalEpisodes, seed });
+    if (!done || !base) return [];
+    return [{ seed, ...done, base, metrics: readMetrics(join(runs, run.name)) }];
   });
 }
 type Finished = ReturnType<typeof finishedRuns>[number];
 
 /** The study's table: each row's finished runs, between seeds, against its seed's base and the rows it is
- *  paired with (same seeds): the position difference, and how many times the executions and training
- *  seconds of the other row this row needs less. */
+ *  paired with (same seeds). */
 export function researchStudyReport(s: ResearchStudy, runs: string) {
   const done = new Map(s.rows.map((r) => [r.name, finishedRuns(s, runs, r)]));
-  const sum = (r: Finished, key: keyof TrainMetrics) => r.metrics.reduce((a, m) => a + Number(m[key] ?? 0), 0);
   const rows = s.rows.map((row) => {
     const mine = done.get(row.name)!;
+    const vsBase = (r: Finished) => paired(positions(r.final), positions(r.base), `${row.name}-s${r.seed} vs the base`);
     return {
       name: row.name,
       mode: row.mode,
       iterations: row.iterations,
       config: row.config,
       seeds: mine.map((r) => r.seed),
-      position: across(mine.map((r) => mean(positions(r.final)))),
+      position: across(mine.map((r) => meanPosition(r.final))),
       per_task: Object.fromEntries(
         HELDOUT_RESEARCH_TASKS.map((t) => [
           t,
           across(mine.map((r) => mean(r.final.find((x) => x.task === t)?.perEpisode ?? []))),
         ]),
       ),
-      vs_base: across(mine.map((r) => pairedDifference(positions(r.final), positions(r.base)).diff)),
-      vs_base_pooled: pairedDifference(
+      vs_base: across(mine.map((r) => vsBase(r).diff)),
+      vs_base_pooled: paired(
         mine.flatMap((r) => positions(r.final)),
         mine.flatMap((r) => positions(r.base)),
+        `${row.name} vs the base, seeds pooled`,
       ),
       versus: row.versus.map((name) => versus(name, mine, done.get(name)!)),
       executions: across(mine.map((r) => r.executions)),
       train_seconds: across(mine.map((r) => r.seconds)),
       corrections: {
-        debias_changed: across(mine.map((r) => sum(r, 'groups/debias_changed') / Math.max(1, sum(r, 'groups/wm')))),
-        w_mean: across(mine.map((r) => sum(r, 'denoise/w') / Math.max(1, r.metrics.length))),
+        debias_changed: across(
+          mine.map((r) => ratio(sumMetric(r.metrics, 'groups/debias_changed'), sumMetric(r.metrics, 'groups/wm'))),
+        ),
+        w_mean: across(mine.map((r) => meanMetric(r.metrics, 'denoise/w'))),
       },
       // per iteration, mean over seeds: the executed (anchor) groups' mean reward
-      anchor_reward_curve: meanCurve(mine.map((r) => r.metrics.map((m) => m['reward/anchor']))),
+      anchor_reward_curve: meanCurve(mine.map((r) => r.metrics.map((m: MetricLine) => metric(m, 'reward/anchor')))),
     };
   });
-  const bases = s.seeds.filter((seed) => existsSync(basePath(runs, seed)));
-  const base = bases.map((seed) => mean(positions(readInputJson(basePath(runs, seed), EvalSchema, 'base'))));
+  const bases = s.seeds.flatMap((seed) => {
+    const b = readAgentEval(basePath(runs, seed), s.base, { episodes: s.finalEpisodes, seed });
+    return b ? [{ seed, position: meanPosition(b) }] : [];
+  });
   return {
-    format: 'wmrl-research-study/1',
+    format: 'wmrl-research-study/2',
     config: s,
     heldout: HELDOUT_RESEARCH_TASKS,
-    base: { seeds: bases, position: across(base) },
+    base: { seeds: bases.map((b) => b.seed), position: across(bases.map((b) => b.position)) },
     rows,
   };
 }
 export type ResearchStudyReport = ReturnType<typeof researchStudyReport>;
 
-/** A row's runs against another's, seed by seed: the mean of per-seed paired position differences with
- *  its t interval over seeds, the pooled paired difference, and the other row's executions and training
- *  seconds over this row's (per seed, then between seeds). */
+/** A row's runs against another's, seed by seed: the position differences (study-stats.ts) and the
+ *  other row's executions and training seconds over this row's (per seed, then between seeds). */
 function versus(name: string, mine: Finished[], theirs: Finished[]) {
-  const pairs = mine.flatMap((a) => {
-    const b = theirs.find((x) => x.seed === a.seed);
-    return b ? [{ a, b }] : [];
-  });
+  const pairs = bySeed(mine, theirs);
   return {
-    row: name,
-    seeds: pairs.length,
-    per_seed: across(pairs.map(({ a, b }) => pairedDifference(positions(a.final), positions(b.final)).diff)),
-    pooled: pairedDifference(
-      pairs.flatMap(({ a }) => positions(a.final)),
-      pairs.flatMap(({ b }) => positions(b.final)),
-    ),
-    fewer_executions: across(pairs.map(({ a, b }) => b.executions / Math.max(1, a.executions))),
-    faster: across(pairs.map(({ a, b }) => b.seconds / Math.max(1e-9, a.seconds))),
+    ...versusSeeds(name, pairs, (r) => positions(r.final)),
+    fewer_executions: across(pairs.map(([a, b]) => ratio(b.executions, a.executions))),
+    faster: across(pairs.map(([a, b]) => ratio(b.seconds, a.seconds))),
   };
 }

@@ -1,9 +1,9 @@
-// The speedup report as files: report.json and index.html (held-out success vs training wall-clock and
-// vs physics steps per mode, as inline SVG, and the table), written as one unit.
-import { join } from 'node:path';
-import { commitFiles } from '../store/index.ts';
-import { REPLICATES, type SpeedupInterval } from './speedup-fit.ts';
-import type { CurvePoint, SpeedupReport } from './speedup.ts';
+// The speedup report through the study report writer: report.json, table.md and index.html (held-out
+// success vs training wall-clock and vs physics steps per run, and the table).
+import type { SpeedupReport } from './speedup.ts';
+import type { CurvePoint } from './study-child.ts';
+import { chart, esc, markdownTable, markdownTableHtml, NA, page, type Series, writeReport } from './study-report.ts';
+import { REPLICATES, type SpeedupInterval } from './study-speedup.ts';
 
 const COLOURS: Record<string, string> = {
   real: '#222',
@@ -14,61 +14,17 @@ const COLOURS: Record<string, string> = {
   'mix+debias': '#9467bd',
   wm: '#8c564b',
 };
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-const pct = (x: number) => `${(100 * x).toFixed(1)}`;
-const fmt = (x: number | null, d = 1) => (x === null ? 'not reached' : x.toFixed(d));
-
+const pct = (x: number) => (100 * x).toFixed(1);
+const fmt = (x: number | null, d: number) => (x === null ? NA : x.toFixed(d));
+const diff = (d: { diff: number; ci_low: number; ci_high: number }) =>
+  `${pct(d.diff)} [${pct(d.ci_low)}, ${pct(d.ci_high)}]`;
 const interval = (f: SpeedupInterval | null, d: number) =>
-  f ? `${fmt(f.estimate, d)} [${f.low.toFixed(d)}, ${f.high.toFixed(d)}] (${pct(f.reached)}%)` : '';
+  f
+    ? `${f.estimate === null ? 'not reached' : f.estimate.toFixed(d)} [${f.low.toFixed(d)}, ${f.high.toFixed(d)}] (${pct(f.reached)}%)`
+    : '';
 
-/** One line chart: x from `xOf`, y = held-out success, a line per (mode, seed), the base at x = 0. */
-function chart(report: SpeedupReport, title: string, xLabel: string, xOf: (c: CurvePoint) => number): string {
-  const W = 520,
-    H = 300,
-    L = 50,
-    R = 110,
-    T = 30,
-    B = 40;
-  const base = report.base.overall.success;
-  const xs = report.curves.flatMap((c) => c.points.map(xOf));
-  const ys = [base, ...report.curves.flatMap((c) => c.points.map((p) => p.success))];
-  const xMax = Math.max(1, ...xs);
-  const yMin = Math.max(0, Math.floor(10 * Math.min(...ys)) / 10 - 0.05);
-  const yMax = Math.min(1, Math.ceil(10 * Math.max(...ys)) / 10 + 0.05);
-  const sx = (x: number) => L + ((W - L - R) * x) / xMax;
-  const sy = (y: number) => T + (H - T - B) * (1 - (y - yMin) / Math.max(1e-9, yMax - yMin));
-  const lines = report.curves
-    .map((c, k) => {
-      const pts = [
-        ...(c.points[0]?.iteration === 0 ? [] : [{ x: 0, y: base }]),
-        ...c.points.map((p) => ({ x: xOf(p), y: p.success })),
-      ];
-      const colour = COLOURS[c.mode] ?? '#777';
-      const path = pts.map((p, i) => `${i ? 'L' : 'M'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
-      return (
-        `<path d="${path}" fill="none" stroke="${colour}" stroke-width="2"/>` +
-        `<text x="${W - R + 6}" y="${T + 14 * (k + 1)}" fill="${colour}" font-size="12">` +
-        `${esc(c.mode)} s${c.seed}</text>`
-      );
-    })
-    .join('');
-  const ticks = [0, 0.25, 0.5, 0.75, 1]
-    .map(
-      (f) =>
-        `<text x="${sx(f * xMax)}" y="${H - B + 16}" font-size="11" text-anchor="middle">` +
-        `${(f * xMax).toFixed(xMax >= 100 ? 0 : 1)}</text>`,
-    )
-    .join('');
-  const yTicks = [yMin, (yMin + yMax) / 2, yMax]
-    .map((y) => `<text x="${L - 6}" y="${sy(y) + 4}" font-size="11" text-anchor="end">${pct(y)}%</text>`)
-    .join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" role="img"><title>${esc(title)}</title>
-<rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#ccc"/>
-<text x="${L}" y="18" font-size="13" font-weight="bold">${esc(title)}</text>${ticks}${yTicks}
-<text x="${(L + W - R) / 2}" y="${H - 6}" font-size="12" text-anchor="middle">${esc(xLabel)}</text>${lines}</svg>`;
-}
-
-function table(report: SpeedupReport): string {
+/** One line per run. */
+export function speedupTable(report: SpeedupReport): string {
   const head = [
     'mode',
     'seed',
@@ -80,88 +36,79 @@ function table(report: SpeedupReport): string {
     'seen pairs %',
     'reserved pairs %',
     'vs real (points) [95%]',
-    'speedup wall-clock (curves)',
-    'speedup physics steps (curves)',
-    'fitted speedup wall-clock [95%] (reached)',
-    'fitted speedup physics [95%] (reached)',
-    'cost per iteration vs real',
+    'speedup wall-clock [95%] (reached)',
+    'speedup physics steps [95%] (reached)',
     'ceiling (free WM)',
-    'wall-clock speedup at least (final eval)',
-    'physics speedup at least (final eval)',
+    "real's cost over this run's (wall / physics)",
+    'cost per iteration vs real',
     'equal-reward groups',
   ];
-  const rows = report.runs.map((r) => [
-    r.mode,
-    r.seed,
-    r.iterations,
-    r.train_seconds.toFixed(0),
-    r.physics_steps,
-    `${pct(r.final.overall.success)} [${pct(r.final.overall.ci_low)}, ${pct(r.final.overall.ci_high)}]`,
-    `${pct(r.final.overall.vs_base.diff)} ` +
-      `[${pct(r.final.overall.vs_base.ci_low)}, ${pct(r.final.overall.vs_base.ci_high)}]`,
-    `${pct(r.final.seen.success)} (n ${r.final.seen.episodes})`,
-    `${pct(r.final.reserved.success)} (n ${r.final.reserved.episodes})`,
-    `${pct(r.vs_real.diff)} [${pct(r.vs_real.ci_low)}, ${pct(r.vs_real.ci_high)}]`,
-    fmt(r.speedup_wall, 2),
-    fmt(r.speedup_physics, 1),
-    interval(r.speedup_wall_fit, 2),
-    interval(r.speedup_physics_fit, 1),
-    fmt(r.iteration_cost_vs_real, 2),
-    fmt(r.speedup_wall_ceiling, 2),
-    fmt(r.speedup_wall_at_least, 2),
-    fmt(r.speedup_physics_at_least, 1),
-    `${pct(r.equal_reward_groups)}%`,
-  ]);
-  const headRow = `<tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr>`;
-  const bodyRows = rows.map((r) => `<tr>${r.map((c) => `<td>${esc(String(c))}</td>`).join('')}</tr>`).join('');
-  return `<table>${headRow}${bodyRows}</table>`;
+  const rows = report.runs.map((r) => {
+    const f = r.final;
+    return [
+      r.mode,
+      r.seed,
+      r.iterations,
+      r.train_seconds.toFixed(0),
+      r.physics_steps,
+      `${pct(f.overall.success)} [${pct(f.overall.ci_low)}, ${pct(f.overall.ci_high)}]`,
+      diff(f.overall.vs_base),
+      `${pct(f.seen.success)} (n ${f.seen.episodes})`,
+      `${pct(f.reserved.success)} (n ${f.reserved.episodes})`,
+      r.mode === 'real' ? '' : diff(r.vs_real),
+      interval(r.speedup_wall, 2),
+      interval(r.speedup_physics, 1),
+      r.mode === 'real' ? '' : fmt(r.speedup_wall_ceiling, 2),
+      r.mode === 'real' ? '' : `${fmt(r.cost_vs_real.wall, 2)} / ${fmt(r.cost_vs_real.physics, 1)}`,
+      fmt(r.iteration_cost_vs_real, 2),
+      r.equal_reward_groups === null ? NA : `${pct(r.equal_reward_groups)}%`,
+    ];
+  });
+  return markdownTable(head, rows);
 }
 
-export function speedupHtml(report: SpeedupReport, command: string): string {
-  const b = report.base.overall;
+/** Held-out success against a cost, a line per (mode, seed), from the base at 0. */
+function curves(report: SpeedupReport, title: string, x: string, cost: (c: CurvePoint) => number): string {
+  const base = report.base.overall.success;
+  const series: Series[] = report.curves.map((c) => ({
+    name: `${c.mode} s${c.seed}`,
+    colour: COLOURS[c.mode] ?? '#777',
+    points: [
+      ...(c.points[0]?.iteration === 0 ? [] : [[0, base] as const]),
+      ...c.points.map((p) => [cost(p), p.success] as const),
+    ],
+  }));
+  return chart(title, series, { x, y: 'held-out success', yFormat: (v) => `${pct(v)}%` });
+}
+
+const INTRO = (r: SpeedupReport) => {
+  const b = r.base.overall;
   return (
-    '<!doctype html><html><head><meta charset="utf-8"><title>wmrl speedup experiment</title>\n' +
-    '<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}' +
-    'table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}' +
-    'th{background:#f4f4f4}</style></head><body>\n' +
-    '<h1>Speedup: WMRL vs physics-only GRPO</h1>\n' +
-    `<p><code>${esc(command)}</code></p>\n` +
-    `<p>Tasks ${esc(report.config.tasks.join(', '))}; base policy ${esc(report.policy)}: ` +
-    `held-out success ${pct(b.success)}% [${pct(b.ci_low)}, ${pct(b.ci_high)}] (n ${b.episodes}).\n` +
-    `Curves: held-out success on ${report.config.evalEpisodes} episodes per task during training ` +
-    `(evaluation off the clock); table: ${report.config.finalEpisodes} held-out episodes per task after training, ` +
-    'paired on the same seeds.\n' +
-    "Speedup: real's final success is the mean of its last three curve points; a run reaches it at the first point " +
-    "from which its curve's mean stays at or above it; speedup = real's time (or physics steps) to reach it over " +
-    `the mode's. "At least": from the final evaluations alone, a run ending at or above real's final success ` +
-    '(paired) got there no later than its own end. "Fitted": each curve fitted non-decreasing (isotonic), ' +
-    "real's fitted final success as the target, crossings interpolated between points; the 95% interval " +
-    `from ${REPLICATES} bootstrap redraws of every point's episodes (a replicate that never reaches counts ` +
-    'as 0; "reached": the share that did). Cost per iteration: training seconds per iteration over real\'s.</p>\n' +
-    chart(
+    `Tasks ${esc(r.config.tasks.join(', '))}; base policy ${esc(r.policy)}: held-out success ${pct(b.success)}% ` +
+    `[${pct(b.ci_low)}, ${pct(b.ci_high)}] (n ${b.episodes}). Curves: held-out success on ${r.config.evalEpisodes} ` +
+    `episodes per task during training (evaluation off the clock); table: ${r.config.finalEpisodes} held-out ` +
+    'episodes per task after training, paired on the same seeds. Speedup: each curve fitted non-decreasing ' +
+    "(isotonic); real's fitted final success is the target; a run reaches it at the first cost from which its " +
+    "fit stays at or above it (interpolated); speedup = real's cost to reach it over the run's. The 95% interval " +
+    `from ${REPLICATES} bootstrap redraws of every point's episodes (a replicate that never reaches counts as 0; ` +
+    '"reached": the share that did). Ceiling: the wall-clock speedup were world-model steps free. Real\'s cost ' +
+    "over this run's: at both runs' ends (with vs real at or above 0, the run got to real's final success at " +
+    "least that much sooner). Cost per iteration: training seconds per iteration over real's."
+  );
+};
+
+/** Writes report.json, table.md and index.html into `dir` as one commit. */
+export function writeSpeedupReport(dir: string, report: SpeedupReport, command: string) {
+  const md = speedupTable(report);
+  const body =
+    curves(
       report,
       'held-out success vs training wall-clock',
       'seconds (physics + world model + training + refresh)',
       (c) => c.seconds,
     ) +
-    '\n' +
-    `${chart(report, 'held-out success vs physics steps', 'physics env steps', (c) => c.physicsSteps)}\n` +
-    `${table(report)}\n` +
-    '</body></html>\n'
-  );
-}
-
-/** Writes report.json and index.html into `dir` as one commit. */
-export function writeSpeedupReport(
-  dir: string,
-  report: SpeedupReport,
-  command: string,
-): { json: string; html: string } {
-  const json = join(dir, 'report.json');
-  const html = join(dir, 'index.html');
-  commitFiles([
-    { path: json, data: `${JSON.stringify({ command, ...report }, null, 2)}\n` },
-    { path: html, data: speedupHtml(report, command) },
-  ]);
-  return { json, html };
+    curves(report, 'held-out success vs physics steps', 'physics env steps', (c) => c.physicsSteps) +
+    markdownTableHtml(md);
+  const html = page('Speedup: WMRL vs physics-only GRPO', INTRO(report), command, body);
+  return writeReport(dir, { json: report, md, html, command });
 }

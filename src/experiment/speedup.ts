@@ -1,36 +1,35 @@
-// The speedup experiment (docs/speedup.md): `real`, `wmrl` and the ablations trained on the same seeds, each run
-// a `wmrl train` child process (resumable, at most `jobs` at once), then held-out evaluation in physics,
-// paired against the base policy, split into seen and reserved object-target pairs. Finished runs and
-// evaluations are kept in the runs folder and skipped when the experiment is run again.
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// The speedup experiment (docs/speedup.md), a configuration of the study core: `real`, `wmrl` and the
+// ablations trained on the same seeds (one row per mode), each run a `wmrl train` child (at most `jobs`
+// at once), then held-out evaluation in physics, paired against the base policy and against `real`,
+// split into seen and reserved object-target pairs, and each run's speedup over `real` of its seed
+// (study-speedup.ts). Finished runs and evaluations are kept in the runs folder and reused.
 import { z } from 'zod';
+import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
-import { readInputJson } from '../core/input-file.ts';
-import { type FidelityKey, type TrainMetrics, trainSeconds } from '../core/metrics.ts';
-import { canonicalJson } from '../core/spec.ts';
+import { type FidelityKey, trainSeconds } from '../core/metrics.ts';
 import { wilson } from '../core/stats.ts';
-import { type PolicyResult, comparePolicies, pairedDifference } from '../eval/index.ts';
+import { type PolicyResult, comparePolicies } from '../eval/index.ts';
 import type { Scene } from '../scene/index.ts';
-import { commitFiles } from '../store/index.ts';
 import { sampleTask, splitSeed, usesReservedPair } from '../task/index.ts';
 import { MODES, type Mode } from '../trainer/index.ts';
+import { meanMetric, type MetricLine, sumMetric } from './study-cache.ts';
 import {
+  type ChildPaths,
   type CurvePoint,
-  type TimeKey,
-  TIME,
   curveOf,
   evalCached,
-  metricsOf,
-  pool,
-  runName,
+  finishedMetrics,
+  inputHashes,
   secondsOf,
-  speedupRun,
-  trainRun,
-} from './speedup-runs.ts';
-import { withFits } from './speedup-fit.ts';
+  tabletopRun,
+  trainRuns,
+} from './study-child.ts';
+import { binomialRedraw, speedupInterval } from './study-speedup.ts';
+import { paired, ratio } from './study-stats.ts';
+import { stampStudy } from './study.ts';
 
-export { type CurvePoint, curveOf } from './speedup-runs.ts';
+export { type CurvePoint, curveOf, WMRL_BIN } from './study-child.ts';
+export type SpeedupPaths = ChildPaths;
 
 const ModeSchema = z.enum(MODES);
 export const SpeedupConfigSchema = z
@@ -72,16 +71,7 @@ export const SpeedupConfigSchema = z
   .strict();
 export type SpeedupConfig = z.output<typeof SpeedupConfigSchema>;
 
-export interface SpeedupPaths {
-  runs: string;
-  report: string;
-  policy: string;
-  worldModel: string;
-  scene?: string;
-  bin: string;
-  /** Extra flags of every `wmrl train` child (--progress-every). */
-  trainArgs?: string[];
-}
+export const runName = (mode: Mode, seed: number) => `${mode.replace('+', '-')}-seed${seed}`;
 
 /** Success and paired difference to the base, overall and on seen / reserved object-target pairs. */
 function splitResults(scene: Scene, cfg: SpeedupConfig, run: PolicyResult, base: PolicyResult) {
@@ -92,202 +82,177 @@ function splitResults(scene: Scene, cfg: SpeedupConfig, run: PolicyResult, base:
   );
   const a = cfg.tasks.flatMap((t) => run.outcomes[t]);
   const b = cfg.tasks.flatMap((t) => base.outcomes[t]);
-  const part = (keep: (k: number) => boolean) => {
+  const part = (name: string, keep: (k: number) => boolean) => {
     const xa = a.filter((_, k) => keep(k));
-    const xb = b.filter((_, k) => keep(k));
     const w = wilson(
       xa.reduce((s: number, x) => s + x, 0),
       xa.length,
     );
-    return { success: w.rate, ci_low: w.low, ci_high: w.high, episodes: xa.length, vs_base: pairedDifference(xa, xb) };
+    const vsBase = paired(
+      xa,
+      b.filter((_, k) => keep(k)),
+      `${run.policy} vs the base (${name})`,
+    );
+    return { success: w.rate, ci_low: w.low, ci_high: w.high, episodes: xa.length, vs_base: vsBase };
   };
   return {
-    overall: part(() => true),
-    seen: part((k) => !reserved[k]),
-    reserved: part((k) => reserved[k]),
+    overall: part('overall', () => true),
+    seen: part('seen pairs', (k) => !reserved[k]),
+    reserved: part('reserved pairs', (k) => reserved[k]),
     per_task: comparePolicies(run, base),
   };
-}
-
-/** The first curve point from which on the curve's mean success stays at or above `target` (a noisy
- *  early spike that the curve falls back from does not count), or null. */
-export function reach(curve: readonly CurvePoint[], target: number): CurvePoint | null {
-  for (let i = 0; i < curve.length; i++) {
-    const rest = curve.slice(i);
-    if (rest.reduce((s, c) => s + c.success, 0) / rest.length >= target) return curve[i];
-  }
-  return null;
 }
 
 export async function runSpeedup(
   scene: Scene,
   cfg: SpeedupConfig,
-  p: SpeedupPaths,
+  p: ChildPaths,
   log: (line: string) => void = () => {},
 ) {
   if (!cfg.modes.includes('real'))
     throw new InputError('--modes: must include real (the reference the speedup is measured against)');
-  stampRuns(cfg, p);
-
-  // 1. every (mode, seed) run, real first so the reference is never the one left unfinished
-  const plan = cfg.seeds.flatMap((seed) => cfg.modes.map((mode) => ({ mode, seed })));
-  await pool(
-    cfg.jobs,
-    plan.map(
-      ({ mode, seed }) =>
-        () =>
-          trainRun(p, speedupRun(cfg, mode, seed), log),
-    ),
+  const h = inputHashes(p, scene);
+  const { jobs: _j, modes: _m, seeds: _s, ...shared } = cfg;
+  stampStudy(
+    p.runs,
+    { ...shared, policy: h.policy, world_model: h.worldModel, scene: h.sceneHash },
+    cfg.modes.map((m) => ({ name: m, mode: m })),
   );
+  const model = (mode: Mode) => (mode === 'real' ? 'real' : 'model');
+  // real first on each seed, so the reference is never the one left unfinished
+  const runs = cfg.seeds.flatMap((seed) =>
+    cfg.modes.map((mode) => {
+      const fields = { evalEvery: cfg.evalEvery[model(mode)], evalEpisodes: cfg.evalEpisodes };
+      const r = { name: runName(mode, seed), row: mode, mode, seed, iterations: cfg.iterations[model(mode)], fields };
+      return tabletopRun(h, r, cfg);
+    }),
+  );
+  await trainRuns(p, runs, cfg.jobs, log);
 
-  // 2. final held-out evaluation (paired against the base on the same seeds)
-  log(`evaluating the base and ${plan.length} trained policies on ${cfg.finalEpisodes} held-out episodes per task`);
-  const base = await evalCached(scene, cfg, p.policy, join(p.runs, 'base-eval.json'));
-  const runs: FinishedRun[] = [];
-  for (const { mode, seed } of plan) {
-    const dir = join(p.runs, runName(mode, seed));
-    const metrics = metricsOf(dir);
-    const final = await evalCached(scene, cfg, join(dir, 'policy.onnx'), join(dir, 'final-eval.json'));
-    runs.push({
-      mode,
-      seed,
-      dir,
-      metrics,
-      final,
-      curve: curveOf(metrics),
-      seconds: secondsOf(metrics),
-      results: splitResults(scene, cfg, final, base),
-    });
+  log(`evaluating the base and ${runs.length} trained policies on ${cfg.finalEpisodes} held-out episodes per task`);
+  const base = await evalCached(h, cfg, p.policy, join(p.runs, 'base-eval.json'));
+  const finished: FinishedRun[] = [];
+  for (const run of runs) {
+    const dir = join(p.runs, run.name);
+    const metrics = finishedMetrics(p, run);
+    if (!metrics) throw new Error(`${dir}: trained, but not finished`);
+    const final = await evalCached(h, cfg, join(dir, 'policy.onnx'), join(dir, 'final-eval.json'));
+    finished.push({ mode: run.mode, seed: run.seed, metrics, final, curve: curveOf(metrics) });
   }
-
-  // 3. speedup: each run against real's final success (speedupRow), and fitted with its interval (withFits)
-  const table = withFits(
-    runs.map((r) => speedupRow(cfg, runs, r)),
-    runs.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve })),
-    cfg.evalEpisodes * cfg.tasks.length,
-  );
-  const report = {
-    format: 'wmrl-speedup/1',
+  const rows = finished.map((r) => speedupRow(scene, cfg, base, finished, r));
+  const curves = finished.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve }));
+  return {
+    format: 'wmrl-speedup/2',
     config: cfg,
     policy: p.policy,
     world_model: p.worldModel,
     base: splitResults(scene, cfg, base, base),
-    runs: table,
-    curves: runs.map((r) => ({ mode: r.mode, seed: r.seed, points: r.curve })),
+    runs: withFits(rows, curves, cfg.evalEpisodes * cfg.tasks.length),
+    curves,
   };
-  return report;
 }
 export type SpeedupReport = Awaited<ReturnType<typeof runSpeedup>>;
 
-/** A finished (mode, seed) run: its metrics, its final evaluation, its curve and clock. */
+/** A finished (mode, seed) run: its metrics, its final evaluation, its curve. */
 interface FinishedRun {
   mode: Mode;
   seed: number;
-  dir: string;
-  metrics: TrainMetrics[];
+  metrics: MetricLine[];
   final: PolicyResult;
   curve: CurvePoint[];
-  seconds: Record<TimeKey, number>;
-  results: ReturnType<typeof splitResults>;
 }
 
-/** The report's row of run r: real's final success (the mean of its last three curve points) and the time
- *  r, real included, first reaches it to stay, in training wall-clock and in physics steps. */
-function speedupRow(cfg: SpeedupConfig, runs: readonly FinishedRun[], r: FinishedRun) {
+/** The report's row of run r without its speedup (withFits adds it): cost, time, final results, the
+ *  paired difference to real of its seed, and real's cost over r's at their ends. */
+function speedupRow(
+  scene: Scene,
+  cfg: SpeedupConfig,
+  base: PolicyResult,
+  runs: readonly FinishedRun[],
+  r: FinishedRun,
+) {
   const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed)!;
-  // the point before training takes no time
-  const trained = (c: readonly CurvePoint[]) => c.filter((x) => x.iteration > 0);
-  const tail = trained(real.curve).slice(-3);
-  const target = tail.reduce((s, c) => s + c.success, 0) / tail.length;
-  const ref = reach(trained(real.curve), target)!;
-  const hit = reach(trained(r.curve), target);
-  const runSeconds = trainSeconds(r.seconds);
-  // the ceiling: the same run if world-model steps cost nothing
-  const realSeconds = trainSeconds(real.seconds);
-  const vsReal = pairedDifference(
-    cfg.tasks.flatMap((t) => r.final.outcomes[t]),
-    cfg.tasks.flatMap((t) => real.final.outcomes[t]),
-  );
-  const free = hit ? (hit.seconds * (runSeconds - r.seconds['time/world_model_s'])) / Math.max(1e-9, runSeconds) : null;
+  const last = (x: FinishedRun) => x.metrics.at(-1)!;
+  const seconds = (x: FinishedRun) => x.metrics.reduce((s, m) => s + trainSeconds(m), 0);
+  const outcomes = (x: FinishedRun) => cfg.tasks.flatMap((t) => x.final.outcomes[t]);
+  const groups = (sumMetric(r.metrics, 'groups/anchor') ?? 0) + (sumMetric(r.metrics, 'groups/wm') ?? 0);
   return {
     mode: r.mode,
     seed: r.seed,
     iterations: r.metrics.length,
-    train_seconds: runSeconds,
-    physics_steps: r.metrics.at(-1)?.['steps/physics'] ?? 0,
-    world_model_steps: r.metrics.at(-1)?.['steps/world_model'] ?? 0,
-    time: Object.fromEntries(Object.entries(TIME).map(([name, key]) => [name, r.seconds[key]])),
-    final: r.results,
-    vs_real: vsReal,
-    // from the final evaluations alone: a run that ends at least as high as real reached real's final
-    // success no later than its own end
-    speedup_wall_at_least: vsReal.diff >= 0 ? realSeconds / Math.max(1e-9, runSeconds) : null,
-    speedup_physics_at_least:
-      vsReal.diff >= 0
-        ? (real.metrics.at(-1)?.['steps/physics'] ?? 0) / Math.max(1, r.metrics.at(-1)?.['steps/physics'] ?? 0)
-        : null,
-    target,
-    reached_at: hit,
-    real_reached_at: ref,
-    speedup_wall: hit ? ref.seconds / Math.max(1e-9, hit.seconds) : null,
-    speedup_physics: hit ? ref.physicsSteps / Math.max(1, hit.physicsSteps) : null,
-    speedup_wall_ceiling: free !== null ? ref.seconds / Math.max(1e-9, free) : null,
-    equal_reward_groups:
-      r.metrics.reduce((s, m) => s + m['groups/zero_variance'], 0) /
-      Math.max(
-        1,
-        r.metrics.reduce((s, m) => s + m['groups/anchor'] + m['groups/wm'], 0),
-      ),
+    train_seconds: seconds(r),
+    physics_steps: last(r)['steps/physics'],
+    world_model_steps: last(r)['steps/world_model'],
+    time: secondsOf(r.metrics),
+    final: splitResults(scene, cfg, r.final, base),
+    vs_real: paired(outcomes(r), outcomes(real), `${r.mode} seed ${r.seed} vs real`),
+    cost_vs_real: {
+      wall: ratio(seconds(real), seconds(r)),
+      physics: ratio(last(real)['steps/physics'], last(r)['steps/physics']),
+    },
+    equal_reward_groups: ratio(sumMetric(r.metrics, 'groups/zero_variance'), groups),
     fidelity: fidelitySummary(r.metrics),
   };
 }
 
-/** The runs folder's stamp: runs made with other settings must not be mixed in (modes, seeds and jobs may change). */
-function stampRuns(cfg: SpeedupConfig, p: SpeedupPaths): void {
-  const stamp = join(p.runs, 'experiment.json');
-  const identity = (c: SpeedupConfig, policy: string, worldModel: string) =>
-    canonicalJson({ config: { ...c, jobs: undefined, modes: undefined, seeds: undefined }, policy, worldModel });
-  if (existsSync(stamp)) {
-    const prev = readInputJson(
-      stamp,
-      z.object({ config: SpeedupConfigSchema.partial(), policy: z.string(), worldModel: z.string() }),
-      'experiment stamp',
-    );
-    if (
-      identity(SpeedupConfigSchema.parse({ ...prev.config, jobs: 1 }), prev.policy, prev.worldModel) !==
-      identity(cfg, p.policy, p.worldModel)
-    ) {
-      throw new InputError(
-        `${stamp}: the runs there were made with another configuration; use another --runs folder or delete it`,
-      );
-    }
-  }
-  commitFiles([
-    { path: stamp, data: `${JSON.stringify({ config: cfg, policy: p.policy, worldModel: p.worldModel }, null, 2)}\n` },
-  ]);
-}
+type Row = {
+  mode: string;
+  seed: number;
+  iterations: number;
+  train_seconds: number;
+  time: { world_model: number | null };
+};
 
-/** Mean fidelity per horizon over a run's measurements. */
-function fidelitySummary(
-  metrics: readonly TrainMetrics[],
-): Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> {
-  const out: Record<string, { rank_corr: number; gain_rank_corr: number; bias: number; measurements: number }> = {};
-  for (const key of new Set(
-    metrics.flatMap((m) => Object.keys(m)).filter((k) => /^fidelity\/(h\d+|whole)\/rank_corr$/.test(k)),
-  )) {
-    const h = key.split('/')[1] as `h${number}` | 'whole';
-    const rows = metrics.filter((m) => key in m);
-    const avg = (k: 'rank_corr' | 'gain_rank_corr' | 'bias') =>
-      rows.reduce((s, m) => s + m[`fidelity/${h}/${k}` satisfies FidelityKey]!, 0) / rows.length;
-    out[h] = {
-      rank_corr: avg('rank_corr'),
-      gain_rank_corr: avg('gain_rank_corr'),
-      bias: avg('bias'),
-      measurements: rows.length,
+/** Each run's speedups over real of its seed (wall-clock and physics steps, study-speedup.ts) with their
+ *  intervals over redraws of every curve point's `episodes`, the wall-clock speedup were world-model
+ *  steps free (the ceiling), and its cost per iteration relative to real's; real's own rows get none. */
+export function withFits<R extends Row>(
+  runs: readonly R[],
+  curves: readonly { mode: string; seed: number; points: CurvePoint[] }[],
+  episodes: number,
+) {
+  const trained = (x: { mode: string; seed: number }) =>
+    (curves.find((c) => c.mode === x.mode && c.seed === x.seed)?.points ?? []).filter((p) => p.iteration > 0);
+  const redraw = { real: binomialRedraw(episodes), run: binomialRedraw(episodes) };
+  return runs.map((r) => {
+    const real = runs.find((x) => x.mode === 'real' && x.seed === r.seed);
+    const on = (axis: 'seconds' | 'physicsSteps') => {
+      if (!real || r === real) return null;
+      const curve = (c: CurvePoint[]) => ({ x: c.map((p) => p[axis]), y: c.map((p) => p.success) });
+      return speedupInterval(curve(trained(real)), curve(trained(r)), redraw, [r.seed, axis === 'seconds' ? 0 : 1]);
     };
-  }
-  return out;
+    const wall = on('seconds');
+    const modelShare = (r.time.world_model ?? 0) / Math.max(1e-9, r.train_seconds);
+    const perIteration = (x: R) => x.train_seconds / Math.max(1, x.iterations);
+    return {
+      ...r,
+      speedup_wall: wall,
+      speedup_physics: on('physicsSteps'),
+      speedup_wall_ceiling: wall?.run_at != null ? wall.real_at / Math.max(1e-9, wall.run_at * (1 - modelShare)) : null,
+      iteration_cost_vs_real: real ? perIteration(r) / perIteration(real) : null,
+    };
+  });
 }
 
-/** The bin script this package runs its commands with. */
-export const WMRL_BIN = resolve(import.meta.dirname, '../../bin/wmrl.mjs');
+/** Mean fidelity per horizon over a run's measurements (lines where it is missing left out). */
+function fidelitySummary(metrics: readonly MetricLine[]) {
+  const horizons = new Set(
+    metrics.flatMap((m) => Object.keys(m)).flatMap((k) => /^fidelity\/(h\d+|whole)\/rank_corr$/.exec(k)?.[1] ?? []),
+  );
+  return Object.fromEntries(
+    [...horizons].map((h) => {
+      const key = (s: string) => `fidelity/${h}/${s}` as FidelityKey;
+      const measured = metrics.filter((m) => (m as Record<string, unknown>)[key('rank_corr')] != null).length;
+      const avg = (s: string) => meanMetric(metrics, key(s));
+      return [
+        h,
+        {
+          rank_corr: avg('rank_corr'),
+          gain_rank_corr: avg('gain_rank_corr'),
+          bias: avg('bias'),
+          measurements: measured,
+        },
+      ];
+    }),
+  );
+}

@@ -69,7 +69,15 @@ export function tabletopRun(
   s: { tasks: readonly string[]; preset: string },
 ): TabletopRun {
   const world_model = modeFlags(r.mode).model ? h.worldModel : undefined;
-  const spec = { mode: r.mode, seed: r.seed, iterations: r.iterations, fields: r.fields, ...s, world_model };
+  const spec = {
+    mode: r.mode,
+    seed: r.seed,
+    iterations: r.iterations,
+    fields: r.fields,
+    tasks: s.tasks,
+    preset: s.preset,
+    world_model,
+  };
   return {
     name: r.name,
     row: r.row,

@@ -48,7 +48,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
     `wmrl experiment speedup ${process.argv.slice(4).join(' ')}`.trim(),
   );
   if (o.json) return printJson(report);
-  console.log(readFileSync(files.md, 'utf8'));
+  console.log(readFileSync(files.md!, 'utf8'));
 }
 
 export function registerExperiment(program: Command): void {
@@ -120,10 +120,10 @@ export function registerExperiment(program: Command): void {
       if (o.json) return printJson(report);
       for (const r of report.runs) {
         const f = r.final.overall;
+        const x = (f: typeof r.speedup_wall, d: number) =>
+          f?.estimate == null ? 'not reached' : `${f.estimate.toFixed(d)}x`;
         const speedup =
-          r.speedup_wall === null
-            ? 'not reached'
-            : `${r.speedup_wall.toFixed(2)}x wall / ${r.speedup_physics!.toFixed(1)}x physics`;
+          r.mode === 'real' ? 'reference' : `${x(r.speedup_wall, 2)} wall / ${x(r.speedup_physics, 1)} physics`;
         console.log(
           `${r.mode.padEnd(12)} seed ${r.seed}: held-out ${(100 * f.success).toFixed(1)}% ` +
             `(vs base ${(100 * f.vs_base.diff).toFixed(1)} ` +
@@ -131,6 +131,6 @@ export function registerExperiment(program: Command): void {
             `${r.train_seconds.toFixed(0)} s, ${r.physics_steps} physics steps, speedup ${speedup}`,
         );
       }
-      console.log(`report: ${files.json}, ${files.html}`);
+      console.log(`report: ${files.json}, ${files.md}, ${files.html}`);
     });
 }
