@@ -1,14 +1,20 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// The AutoResearch study (a configuration of the study core): schema, a real study of two rows trained in
+// process and evaluated in real execution, and the report on toy runs with hand-computed answers.
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Executor } from '../../src/autoresearch/index.ts';
 import {
+  agentEvalKey,
   HELDOUT_RESEARCH_TASKS,
   ResearchStudySchema,
   researchStudyReport,
   researchStudyTable,
+  runRecord,
   runResearchStudy,
+  studyRun,
+  writeCache,
 } from '../../src/experiment/index.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-research-study-'));
@@ -48,11 +54,14 @@ describe('the AutoResearch study', () => {
     ]);
     const [real, wmrl] = report.rows;
     // real executes every group (2 groups x 2 rollouts x up to 4 turns), wmrl one anchor group of 2
-    expect(real.executions.mean).toBeGreaterThan(wmrl.executions.mean);
     expect(wmrl.executions.mean).toBeGreaterThan(0);
-    expect(wmrl.versus[0].fewer_executions.mean).toBeCloseTo(real.executions.mean / wmrl.executions.mean, 9);
-    const run = JSON.parse(readFileSync(join(runs, 'wmrl-s0', 'run.json'), 'utf8'));
-    expect(run.final.map((t: { task: string }) => t.task)).toEqual(HELDOUT_RESEARCH_TASKS);
+    expect(wmrl.versus[0].fewer_executions.values[0]).toBeGreaterThan(1);
+    const record = JSON.parse(readFileSync(join(runs, 'wmrl-s0', 'run.json'), 'utf8'));
+    expect(record.value.final.map((t: { task: string }) => t.task)).toEqual(HELDOUT_RESEARCH_TASKS);
+    expect(record.key).toMatchObject({ mode: 'wmrl', seed: 0, iterations: 1, extra: { finalEpisodes: 1 } });
+    expect(real.executions.values[0]).toBe(
+      JSON.parse(readFileSync(join(runs, 'real-s0', 'run.json'), 'utf8')).value.executions,
+    );
 
     const policy = join(runs, 'real-s0', 'policy.onnx');
     const before = statSync(policy).mtimeMs;
@@ -61,46 +70,47 @@ describe('the AutoResearch study', () => {
     // a run stopped before its run.json starts over and ends as the first one did (same seed)
     rmSync(join(runs, 'wmrl-s0', 'run.json'));
     const again = await runResearchStudy(study(rows), runs, executor);
-    expect(JSON.parse(readFileSync(join(runs, 'wmrl-s0', 'run.json'), 'utf8'))).toEqual({
-      ...run,
-      seconds: expect.any(Number),
-    });
+    const redone = JSON.parse(readFileSync(join(runs, 'wmrl-s0', 'run.json'), 'utf8'));
+    expect(redone).toEqual({ ...record, value: { ...record.value, seconds: expect.any(Number) } });
     expect(again.rows[1].position).toEqual(wmrl.position);
     await expect(runResearchStudy(study([rows[0], { ...rows[1], iterations: 2 }]), runs, executor)).rejects.toThrow(
       /row "wmrl" was trained with other settings/,
     );
   });
 
-  it('reports between-seed means, per-seed paired differences and execution ratios (known toy outcomes)', () => {
+  it('reports between-seed means, per-seed paired differences and execution ratios (toy runs, answers by hand)', () => {
     const runs = join(tmp, 'toy');
     const s = study(rows, [0, 1]);
-    const evaluation = (xs: number[]) => HELDOUT_RESEARCH_TASKS.map((task, k) => ({ task, perEpisode: [xs[k]] }));
-    const write = (path: string, data: unknown) => {
-      mkdirSync(join(path, '..'), { recursive: true });
-      writeFileSync(path, JSON.stringify(data));
-    };
+    const evaluation = (xs: number[]) =>
+      HELDOUT_RESEARCH_TASKS.map((task, k) => ({
+        task,
+        episodes: 1,
+        testPosition: xs[k],
+        ciLow: xs[k],
+        ciHigh: xs[k],
+        validShare: 1,
+        reward: 1,
+        statuses: { valid: 1 },
+        executions: 1,
+        perEpisode: [xs[k]],
+      }));
     const toy = {
       real: [
         { positions: [0.5, 0.7], executions: 400, seconds: 300 },
-        { positions: [0.4, 0.6], executions: 500, seconds: 200 },
+        { positions: [0.4, 0.6], executions: 300, seconds: 90 },
       ],
       wmrl: [
         { positions: [0.7, 0.9], executions: 100, seconds: 100 },
-        { positions: [0.4, 0.8], executions: 100, seconds: 50 },
+        { positions: [0.4, 0.8], executions: 120, seconds: 40 },
       ],
     };
     for (const seed of [0, 1]) {
-      write(join(runs, `base-s${seed}.json`), evaluation([0.5, 0.5]));
-      for (const [row, outs] of Object.entries(toy)) {
-        const o = outs[seed];
-        write(join(runs, `${row}-s${seed}`, 'run.json'), {
-          row,
-          seed,
-          iterations: 1,
-          seconds: o.seconds,
-          executions: o.executions,
-          final: evaluation(o.positions),
-        });
+      const key = agentEvalKey(s.base, { episodes: 1, seed });
+      writeCache(join(runs, `base-s${seed}.json`), key, evaluation([0.5, 0.5]));
+      for (const row of s.rows) {
+        const o = toy[row.name as 'real' | 'wmrl'][seed];
+        const run = studyRun(s, row, seed);
+        writeCache(runRecord(runs, run), run.spec, { ...o, final: evaluation(o.positions) });
       }
     }
     const r = researchStudyReport(s, runs);
@@ -114,19 +124,22 @@ describe('the AutoResearch study', () => {
     const v = wmrl.versus[0];
     // per-seed differences 0.2 and 0.1: mean 0.15, t(1) = 12.706 times sd 0.0707 / sqrt 2
     expect(v.per_seed.mean).toBeCloseTo(0.15, 12);
-    expect(v.per_seed.high! - v.per_seed.mean).toBeCloseTo(12.706 * 0.05, 9);
+    expect(v.per_seed.high! - v.per_seed.mean!).toBeCloseTo(12.706 * 0.05, 9);
     expect(v.pooled.diff).toBeCloseTo(0.15, 12);
-    expect(v.fewer_executions.values).toEqual([4, 5]);
-    expect(v.faster.values).toEqual([3, 4]);
+    // real's executions over wmrl's: 400 / 100 and 300 / 120; seconds 300 / 100 and 90 / 40
+    expect(v.fewer_executions.values).toEqual([4, 2.5]);
+    expect(v.fewer_executions.mean).toBe(3.25);
+    expect(v.faster.values).toEqual([3, 2.25]);
     expect(r.base.position.mean).toBe(0.5);
     const table = researchStudyTable(r);
     expect(table).toContain('| wmrl | wmrl | 1 | 2 | 0.700 [');
-    expect(table).toContain('4.5 [');
+    expect(table).toContain('| 3.3 [');
+    // no metrics.jsonl: the corrections are missing, not 0
+    expect(wmrl.corrections.w_mean).toMatchObject({ mean: null, n: 0 });
+    expect(table).toMatch(/\| wmrl \|.*\| n\/a \| n\/a \|$/m);
     // a run of another iteration count is not this row's
-    write(join(runs, 'real-s1', 'run.json'), {
-      ...JSON.parse(readFileSync(join(runs, 'real-s1', 'run.json'), 'utf8')),
-      iterations: 3,
-    });
+    const other = studyRun(s, { ...s.rows[0], iterations: 3 }, 1);
+    writeCache(runRecord(runs, other), other.spec, { ...toy.real[1], final: evaluation(toy.real[1].positions) });
     expect(researchStudyReport(s, runs).rows[0].seeds).toEqual([0]);
   });
 });
