@@ -1,15 +1,25 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
+import type { BatchObs } from '../../src/env/index.ts';
 import { policySource, runEval } from '../../src/eval/index.ts';
 import { runEpisodes } from '../../src/physics/index.ts';
+import { loadPolicy } from '../../src/policy/model.ts';
+import { PolicySampler } from '../../src/policy/sampler.ts';
+import type { Policy } from '../../src/rollout/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
 const TINY = join(import.meta.dirname, '../../models/tiny-policy.onnx');
 
-/** Five episodes of one policy at a given number of parallel envs: everything they recorded. */
-async function run(name: string, numEnvs: number, o: { noise?: number; temperature?: number } = {}) {
+/** Five episodes of one policy at a given number of parallel envs: everything they recorded. `wrap`
+ *  sees the policy the source made for the env. */
+async function run(
+  name: string,
+  numEnvs: number,
+  o: { noise?: number; temperature?: number } = {},
+  wrap: (policy: Policy, dims: string[]) => Policy = (p) => p,
+) {
   const source = await policySource(name, { seed: 3, ...o });
   try {
     const episodes = await runEpisodes({
@@ -21,7 +31,11 @@ async function run(name: string, numEnvs: number, o: { noise?: number; temperatu
       seedOffset: 20,
       numEnvs,
       recordStates: true,
-      makePolicy: (env) => source.make(env),
+      makePolicy: (env) =>
+        wrap(
+          source.make(env),
+          env.spec.action.filter((a) => a.kind === 'discrete').map((a) => a.name),
+        ),
     });
     return episodes.map((e) => ({
       ...e,
@@ -52,9 +66,46 @@ describe('policy random draws derive from (seed, episode, step), never from the 
   }
 
   it('a model policy records the sampler log-probability of every executed token', async () => {
-    const [e] = await run(TINY, 2, { temperature: 1 });
-    expect(e.logp!.length).toBe(e.actions.length);
-    expect(e.logp!.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
+    // Every batch the policy acted on, as it was then (the env reuses its buffers, ctx is mutated).
+    const acted: { obs: BatchObs; keys: number[]; steps: number[]; actions: Record<string, Int32Array> }[] = [];
+    let dims: string[] = [];
+    const tap = (policy: Policy, names: string[]): Policy => {
+      dims = names;
+      return {
+        async act(obs, ctx) {
+          const out = await policy.act(obs, ctx);
+          const copy = Object.fromEntries(Object.entries(obs).map(([k, v]) => [k, v.slice()])) as BatchObs;
+          const actions = Object.fromEntries(dims.map((d) => [d, Int32Array.from(out.actions[d])]));
+          acted.push({ obs: copy, keys: Array.from(ctx.keys), steps: Array.from(ctx.steps), actions });
+          return out;
+        },
+      };
+    };
+    // Temperature 0.5 samples from sharpened logits; what is recorded is still the model's own log-probability.
+    const episodes = await run(TINY, 2, { temperature: 0.5 }, tap);
+
+    // The sampler's log-probability of each executed token, from a forward pass on the same batch.
+    const model = await loadPolicy(TINY);
+    const sampler = await PolicySampler.create(model.config, model.params);
+    const expected = new Map(episodes.map((e) => [e.seed, new Array<number>(e.actions.length).fill(Number.NaN)]));
+    try {
+      for (const { obs, keys, steps, actions } of acted) {
+        const f = await sampler.forward(obs, keys.length);
+        keys.forEach((key, i) => {
+          if (key < 0) return; // an idle slot
+          dims.forEach((d, t) => {
+            const bins = model.config.actions.find((a) => a.name === d)!.n;
+            expected.get(key)![steps[i] * dims.length + t] = f.logp[d][i * bins + actions[d][i]];
+          });
+        });
+      }
+    } finally {
+      await sampler.close();
+    }
+    for (const e of episodes) {
+      expect(e.logp!.length).toBe(e.actions.length);
+      expect(e.logp).toEqual(expected.get(e.seed)); // bit for bit, both float32
+    }
   });
 });
 
