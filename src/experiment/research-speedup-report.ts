@@ -9,10 +9,10 @@ const f3 = (x: number) => x.toFixed(3);
 const position = (p: { position: number; ciLow: number; ciHigh: number }) =>
   `${f3(p.position)} [${f3(p.ciLow)}, ${f3(p.ciHigh)}]`;
 const pairText = (p: PairedDiff) => `${p.diff >= 0 ? '+' : ''}${f3(p.diff)} [${f3(p.ci_low)}, ${f3(p.ci_high)}]`;
-const interval = (s: SpeedupInterval, d: number) =>
-  s.estimate === null
-    ? `not reached (target ${f3(s.target)})`
-    : `${s.estimate.toFixed(d)}x [${s.low.toFixed(d)}, ${s.high.toFixed(d)}] (reached in ${Math.round(100 * s.reached)}% of redraws)`;
+const interval = (s: SpeedupInterval, d: number) => {
+  const ci = `[${s.low.toFixed(d)}, ${s.high.toFixed(d)}] (reached in ${Math.round(100 * s.reached)}% of redraws)`;
+  return s.estimate === null ? `not reached (target ${f3(s.target)}) ${ci}` : `${s.estimate.toFixed(d)}x ${ci}`;
+};
 
 /** The agents at their last curve point. */
 export function researchSpeedupTable(r: ResearchSpeedupReport): string {
