@@ -75,7 +75,7 @@ export function registerExperiment(program: Command): void {
   addExperimentFlags(speedup, {
     runs: 'runs/speedup',
     report: 'docs/speedup',
-    reportFiles: 'report.json and index.html',
+    reportFiles: 'report.json, table.md and index.html',
   })
     .option(
       '--suite <s>',
