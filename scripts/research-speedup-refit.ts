@@ -29,7 +29,9 @@ const Report = z.looseObject({
 });
 for (const file of files) {
   const r = readInputJson(file, Report, 'AutoResearch speedup report');
-  const made = r.command ?? `wmrl experiment speedup --suite autoresearch --config runs/research-speedup.json --seeds ${r.config.seed}`;
+  const made =
+    r.command ??
+    `wmrl experiment speedup --suite autoresearch --config runs/research-speedup.json --seeds ${r.config.seed}`;
   const report = researchSpeedupReport(
     r.config,
     r.base as never,
