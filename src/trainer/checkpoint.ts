@@ -66,7 +66,11 @@ const CheckpointInfoSchema = z.object({
   starts: z.unknown(),
   evolution: z.unknown(),
   hybrid: z.unknown(),
-  totals: z.object({ physicsSteps: count, modelSteps: count, refreshes: count }),
+  // anchorSteps: absent in checkpoints from before the expert's passes counted as physics steps, when
+  // physicsSteps counted only rollouts
+  totals: z
+    .object({ physicsSteps: count, anchorSteps: count.optional(), modelSteps: count, refreshes: count })
+    .transform(({ anchorSteps, ...t }) => ({ ...t, anchorSteps: anchorSteps ?? t.physicsSteps })),
   pool: z.array(BranchPointSchema),
   refresh: z.object({ replay: ReplayInfoSchema.nullable(), model: ModelStateInfoSchema.nullable() }),
 });
@@ -80,8 +84,9 @@ export interface TrainState {
   starts: StartSelector;
   evolution: Evolution;
   hybrid: HybridWeights;
-  /** Env steps (grading included) and world-model refreshes since the start. */
-  totals: { physicsSteps: number; modelSteps: number; refreshes: number };
+  /** Env steps (grading included) and world-model refreshes since the start; anchorSteps: the anchor
+   *  rollouts' physics steps (the refresh schedule's count of new transitions). */
+  totals: { physicsSteps: number; anchorSteps: number; modelSteps: number; refreshes: number };
   /** FIFO of real states recent anchors visited. */
   pool: BranchPoint[];
 }
@@ -94,7 +99,7 @@ export function freshState(cfg: TrainConfig, tasks: number): TrainState {
     starts: new StartSelector(cfg.starts, tasks),
     evolution: new Evolution(cfg.evolution, tasks),
     hybrid: new HybridWeights(cfg.hybrid),
-    totals: { physicsSteps: 0, modelSteps: 0, refreshes: 0 },
+    totals: { physicsSteps: 0, anchorSteps: 0, modelSteps: 0, refreshes: 0 },
     pool: [],
   };
 }

@@ -85,7 +85,7 @@ export const TrainConfigSchema = z
       .int()
       .min(0)
       .default(8000)
-      .describe('retrain the world model on anchor transitions every this many physics steps (0: never)'),
+      .describe('retrain the world model every this many new anchor transitions (0: never)'),
     refreshSteps: z
       .number()
       .int()

@@ -151,6 +151,7 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   if (anchors.length) {
     const groups = await timed(i, 'physics', () => r.transport.run({ ...i.request, engine: 'real', jobs: anchors }));
     state.totals.physicsSteps += steps(groups);
+    state.totals.anchorSteps += steps(groups);
     anchors.forEach((j, k) => i.rollouts.set(j, groups[k]));
   }
   for (const j of anchors) {
@@ -170,7 +171,7 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
   return anchors;
 }
 
-/** 3. The world-model refresh: anchor episodes into its replay, retraining every refreshEvery physics steps. */
+/** 3. The world-model refresh: anchor episodes into its replay, retraining every refreshEvery new transitions. */
 async function refresh(
   r: Run,
   i: Iteration,
@@ -194,8 +195,8 @@ async function refresh(
       fresh.filter((e) => e.validation === validation),
       { validation },
     );
-  const before = state.totals.physicsSteps - fresh.reduce((n, e) => n + e.length, 0);
-  if (Math.floor(state.totals.physicsSteps / cfg.refreshEvery) <= Math.floor(before / cfg.refreshEvery)) return null;
+  const before = state.totals.anchorSteps - fresh.reduce((n, e) => n + e.length, 0);
+  if (Math.floor(state.totals.anchorSteps / cfg.refreshEvery) <= Math.floor(before / cfg.refreshEvery)) return null;
   const refreshed = await timed(i, 'refresh', () => refreshing.refresh({ steps: cfg.refreshSteps, lr: cfg.refreshLr }));
   state.totals.refreshes++;
   return refreshed;

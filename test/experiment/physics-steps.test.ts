@@ -53,4 +53,32 @@ describe('steps/physics equals the control steps the run’s Rapier worlds took'
       if (mode === 'real-branch') expect(m.at(-1)!['groups/branched']).toBeGreaterThan(0); // replays ran
     },
   );
+
+  it('decides nothing: the world-model refresh counts new anchor transitions, not the expert’s passes', {
+    timeout: 240_000,
+  }, async () => {
+    const base = await loadPolicy('models/vla-base.onnx');
+    const c = resolveConfig('default', { ...small, mode: 'wmrl', iterations: 3, refreshEvery: 100, refreshSteps: 2 });
+    const policy = { config: base.config, params: base.params, specHash: base.sidecar.specHash };
+    const run = async (name: string, extra: number) => {
+      const o = { mode: c.mode, worldModel: 'models/wm-base.onnx', seed: c.seed };
+      const { tasks, worldModel } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], o);
+      const inner = tasks[0].expertStart!;
+      tasks[0].expertStart = async (seed, remaining) => {
+        const s = await inner(seed, remaining);
+        return { ...s, steps: s.steps + extra };
+      };
+      try {
+        await train({ tasks, worldModel, policy }, c, join(tmp, name));
+      } finally {
+        await worldModel?.close();
+      }
+      return lines(join(tmp, name)).map((m) =>
+        Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && k !== 'steps/physics')),
+      );
+    };
+    const counted = await run('counted', 0);
+    expect(counted.at(-1)!['refresh/count']).toBeGreaterThan(0);
+    expect(await run('inflated', 57)).toEqual(counted);
+  });
 });
