@@ -80,17 +80,19 @@ describe('a failed `wmrl train` child stops the study', () => {
   }, async () => {
     const runs = folder();
     const starts = join(runs, 'starts.log');
-    // a stand-in for bin/wmrl.mjs: notes each start; the run of seed 1 fails at once, others take 20 s
-    // unless stopped (SIGINT, as Ctrl-C: they note it and exit 130)
+    // a stand-in for bin/wmrl.mjs: notes each start once it can be stopped (SIGINT, as Ctrl-C: it notes
+    // that and exits 130); the run of seed 1 fails once seed 0's has started, the others take 20 s
     const bin = join(runs, 'fake-wmrl.mjs');
     writeFileSync(
       bin,
-      `import { appendFileSync } from 'node:fs';
+      `import { appendFileSync, readFileSync } from 'node:fs';
+const log = ${JSON.stringify(starts)};
 const out = process.argv[process.argv.indexOf('--out') + 1];
-appendFileSync(${JSON.stringify(starts)}, 'start ' + out + '\\n');
-if (out.endsWith('-s1')) { console.error('boom: the trainer broke'); process.exit(3); }
-process.on('SIGINT', () => { appendFileSync(${JSON.stringify(starts)}, 'stopped ' + out + '\\n'); process.exit(130); });
-setTimeout(() => {}, 20000);
+process.on('SIGINT', () => { appendFileSync(log, 'stopped ' + out + '\\n'); process.exit(130); });
+appendFileSync(log, 'start ' + out + '\\n');
+const fail = () => { console.error('boom: the trainer broke'); process.exit(3); };
+if (out.endsWith('-s1')) setInterval(() => readFileSync(log, 'utf8').includes('-s0\\n') && fail(), 10);
+else setTimeout(() => {}, 20000);
 `,
     );
     const run = (seed: number): StudyRun<any> => ({
