@@ -13,7 +13,7 @@ import {
 } from '../../src/trainer/index.ts';
 import { OnlineWorldModel } from '../../src/worldmodel/index.ts';
 import { QueueTransport, type WorkerHandle, encodeValue, startWorker } from '../../src/transport/index.ts';
-import { type RedisServer, redisTests, startRedis } from '../transport/redis-server.ts';
+import { type RedisServer, describeWithRedis, startRedis } from '../transport/redis-server.ts';
 
 describe('remote task descriptions: what a worker builds from TrainTask.remote', () => {
   const resolve = remoteTaskResolver();
@@ -37,7 +37,7 @@ describe('remote task descriptions: what a worker builds from TrainTask.remote',
   });
 });
 
-describe.runIf(redisTests)('AutoResearch executions as worker jobs', () => {
+describeWithRedis('AutoResearch executions as worker jobs', () => {
   let server: RedisServer;
   let worker: WorkerHandle;
   const executor = new Executor({ concurrency: 1 });
@@ -78,7 +78,7 @@ describe.runIf(redisTests)('AutoResearch executions as worker jobs', () => {
   });
 });
 
-describe.runIf(redisTests)('world-model groups as worker jobs', () => {
+describeWithRedis('world-model groups as worker jobs', () => {
   let server: RedisServer;
   let worker: WorkerHandle;
   beforeAll(async () => {

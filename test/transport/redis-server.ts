@@ -6,12 +6,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REDIS, describeWith, missing, underCI, warnSkipped } from '../helpers/programs.ts';
+import { REDIS, describeWith, missing } from '../helpers/programs.ts';
 
 export const describeWithRedis = describeWith(REDIS);
-/** For describe.runIf: true where redis-server is installed, and under CI (where startRedis then fails). */
-export const redisTests = REDIS.present() || underCI;
-if (!redisTests) warnSkipped(missing([REDIS]));
 
 export interface RedisServer {
   url: string;
