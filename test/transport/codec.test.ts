@@ -125,30 +125,19 @@ describe('encodeValue / decodeValue', () => {
   });
 });
 
-const base: RolloutJob = {
+/** An anchor job (world-model jobs add a worldModel). */
+const job: RolloutJob = {
   format: JOB_FORMAT,
   run: '00112233445566aa',
   build: '0123456789abcdef',
   task: { family: 'toy' },
   policy: 'ab'.repeat(32),
-  worldModel: 'ef'.repeat(32),
   seed: 5,
   samplesPerRollout: 2,
-  group: { kind: 'model', task: 0, start: 100, keys: [8] },
+  group: { kind: 'anchor', task: 0, start: 100, startIndex: 0, keys: [8, 9, 10] },
 };
 
 describe('jobs', () => {
-  const job: RolloutJob = {
-    format: JOB_FORMAT,
-    run: '00112233445566aa',
-    build: '0123456789abcdef',
-    task: { family: 'toy' },
-    policy: 'ab'.repeat(32),
-    seed: 5,
-    samplesPerRollout: 2,
-    group: { kind: 'anchor', task: 0, start: 100, startIndex: 0, keys: [8, 9, 10] },
-  };
-
   it('parses a valid job', () => {
     expect(parsePayload(encodeValue(job), JobSchema, 'job')).toEqual(job);
   });
@@ -198,8 +187,8 @@ describe('groups in jobs', () => {
       },
       horizon: 10,
     };
-    const job = { ...base, group: jobGroup(group), recordStates: true };
-    const sent = JobSchema.parse(decodeJson(encodeJson(job)));
+    const model = { ...job, worldModel: 'ef'.repeat(32), group: jobGroup(group), recordStates: true };
+    const sent = JobSchema.parse(decodeJson(encodeJson(model)));
     expect(sent.recordStates).toBe(true);
     const back = groupOfJob(sent.group);
     expect(back.branch!.exact).toEqual(exact); // the origin (how to replay) stays with the trainer
