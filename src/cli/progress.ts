@@ -118,7 +118,7 @@ export function trainProgressText(): (m: Partial<TrainMetrics>) => { text: strin
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   return (m) => {
     const s = m['success/anchor'];
-    if (s !== undefined) smoothed = smoothed === null ? s : 0.9 * smoothed + 0.1 * s;
+    if (typeof s === 'number') smoothed = smoothed === null ? s : 0.9 * smoothed + 0.1 * s;
     const e = m['eval/success'];
     if (e !== undefined)
       heldout = `held-out ${pct(e)} [${pct(m['eval/ci_low'] ?? e)}, ${pct(m['eval/ci_high'] ?? e)}] at ${m.iteration}`;

@@ -4,6 +4,8 @@
 import { z } from 'zod';
 
 const n = z.number();
+/** A value that can have nothing to measure on a line: null there, never 0 (readers skip it). */
+const maybe = n.nullable();
 const held = (when: string) => ({
   success: n.describe(`held-out success rate ${when}`),
   ci_low: n.describe('its Wilson 95% interval, low end'),
@@ -27,10 +29,10 @@ const TrainMetricsShape = {
   'eval/ci_high': evalNow.ci_high.optional(),
   'eval/progress': evalNow.progress.optional(),
   'eval/episodes': evalNow.episodes.optional(),
-  'reward/anchor': n.describe('mean trajectory reward of the anchor (physics) rollouts'),
-  'reward/wm': n.describe('mean trajectory reward of the world-model rollouts (before debiasing)'),
-  'success/anchor': n.describe('success rate of the anchor rollouts'),
-  'success/wm': n.describe('success rate of the world-model rollouts'),
+  'reward/anchor': maybe.describe('mean trajectory reward of the anchor (physics) rollouts (null: none)'),
+  'reward/wm': maybe.describe('mean trajectory reward of the world-model rollouts, before debiasing (null: none)'),
+  'success/anchor': maybe.describe('success rate of the anchor rollouts (null: none)'),
+  'success/wm': maybe.describe('success rate of the world-model rollouts (null: none)'),
   'groups/anchor': n.describe('anchor groups this iteration'),
   'groups/wm': n.describe('world-model groups this iteration'),
   'groups/zero_variance': n.describe('groups whose members all got one reward (no gradient)'),
@@ -49,19 +51,19 @@ const TrainMetricsShape = {
   ),
   'steps/world_model': n.describe('world-model env steps since the start, grading included (cumulative)'),
   'debias/pairs': n.describe('(r_wm, r_env) pairs seen since the start'),
-  'debias/bias_before': n.describe('mean r_wm − r_env over the pairs kept (0 until there are pairs)'),
-  'debias/bias_after': n.describe('mean f(r_wm) − r_env over the pairs kept'),
+  'debias/bias_before': maybe.describe('mean r_wm − r_env over the pairs kept (null until there are pairs)'),
+  'debias/bias_after': maybe.describe('mean f(r_wm) − r_env over the pairs kept (null until there are pairs)'),
   'denoise/w': n.describe('weight of anchor-group advantages (1 when denoising is off)'),
-  'denoise/eta2': n.describe("EMA of the world model's relative noise η²"),
-  'losses/policy': n.describe('mean PPO policy loss over the optimizer steps'),
-  'losses/kl': n.describe('mean k3 KL to the reference policy'),
-  'losses/entropy': n.describe('mean joint entropy of the action'),
-  'losses/clip_fraction': n.describe('mean share of clipped ratios'),
-  'losses/logp_gap': n.describe('train vs sampler log-prob gap on the first minibatch'),
+  'denoise/eta2': maybe.describe("EMA of the world model's relative noise η² (null until an anchor group measured it)"),
+  'losses/policy': maybe.describe('mean PPO policy loss over the optimizer steps (null: no step, no rows)'),
+  'losses/kl': maybe.describe('mean k3 KL to the reference policy'),
+  'losses/entropy': maybe.describe('mean joint entropy of the action'),
+  'losses/clip_fraction': maybe.describe('mean share of clipped ratios'),
+  'losses/logp_gap': maybe.describe('train vs sampler log-prob gap on the first minibatch'),
   'samples/rows': n.describe('rows (sampled steps) in the update'),
   'evolution/generation': n.describe("environment evolution: the tasks' mean generation (0-based; 0 when off)"),
-  'evolution/level': n.describe(
-    "mean share of the expert's trajectory left at this iteration's non-branched group starts (1: initial states)",
+  'evolution/level': maybe.describe(
+    "mean share of the expert's trajectory left at this iteration's non-branched group starts (1: initial states; null: none)",
   ),
   'agentbrew/relabelled': n.describe(
     'failed anchor rollouts relabelled with an instruction their final state satisfies',
@@ -71,7 +73,7 @@ const TrainMetricsShape = {
   'branch/pool': n.describe('branch points kept'),
   'refresh/count': n.describe('world-model refreshes since the start'),
   'refresh/transitions': n.describe("transitions of this iteration's refresh (0: none)"),
-  'refresh/val_mse': n.describe("best validation MSE of this iteration's refresh (0: none)"),
+  'refresh/val_mse': maybe.describe("best validation MSE of this iteration's refresh (null: none)"),
   'time/physics_s': n.describe('seconds of anchor rollouts'),
   'time/world_model_s': n.describe('seconds of world-model rollouts and anchor grading'),
   'time/training_s': n.describe('seconds of policy updates'),

@@ -45,18 +45,21 @@ export interface Outcome {
   evals: Partial<InitialEvalMetrics & EvalMetrics>;
 }
 
-/** The iteration's metrics line: namespaced scalars in the file's key order. */
+/** The iteration's metrics line: namespaced scalars in the file's key order. A value with nothing to
+ *  measure (a mean over no rollouts, a bias before any pair, losses without an optimizer step) is null,
+ *  never 0, so that a reader averaging a key over lines skips it. */
 export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
   const { state } = r;
   const { batch, losses, refreshed } = o;
   const { clock } = i;
   const all = [...i.rollouts.entries()];
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
   const of = (kind: GroupJob['kind'], v: (x: Rollout) => number) =>
     all.filter(([j]) => j.kind === kind).flatMap(([, rs]) => rs.map(v));
   const dr = mergeReports(state.debiasers.map((d) => d.report()));
   const dn = state.denoiser.report();
-  const perStep = (x: number) => x / Math.max(1, losses.steps);
+  const generation = state.evolution.generations(); // one per task
+  const perStep = (x: number) => (losses.steps ? x / losses.steps : null);
   return {
     iteration: i.it + 1,
     ...o.measured,
@@ -77,17 +80,17 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
     'steps/physics': state.totals.physicsSteps,
     'steps/world_model': state.totals.modelSteps,
     'debias/pairs': dr.pairs,
-    'debias/bias_before': dr.biasBefore ?? 0,
-    'debias/bias_after': dr.biasAfter ?? 0,
+    'debias/bias_before': dr.biasBefore,
+    'debias/bias_after': dr.biasAfter,
     'denoise/w': batch.w,
-    'denoise/eta2': dn.eta2 ?? 0,
+    'denoise/eta2': dn.eta2,
     'losses/policy': perStep(losses.policy),
     'losses/kl': perStep(losses.kl),
     'losses/entropy': perStep(losses.entropy),
     'losses/clip_fraction': perStep(losses.clipFraction),
-    'losses/logp_gap': losses.logpGap,
+    'losses/logp_gap': losses.steps ? losses.logpGap : null,
     'samples/rows': batch.samples.length,
-    'evolution/generation': mean([...state.evolution.generations()]),
+    'evolution/generation': generation.reduce((a, b) => a + b, 0) / generation.length,
     'evolution/level': mean([...o.anchors, ...o.models].filter((j) => !j.horizon).map((j) => j.level ?? 1)),
     'agentbrew/relabelled': o.relabelled,
     'repeat/penalty':
@@ -100,7 +103,7 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
     'branch/pool': state.pool.length,
     'refresh/count': state.totals.refreshes,
     'refresh/transitions': refreshed?.transitions ?? 0,
-    'refresh/val_mse': refreshed?.bestValMse ?? 0,
+    'refresh/val_mse': refreshed?.bestValMse ?? null,
     'time/physics_s': clock.physics,
     'time/world_model_s': clock.model,
     'time/training_s': clock.training,

@@ -64,6 +64,10 @@ describe('progress without a terminal', () => {
       'eval/ci_high': 0.3,
     });
     expect(second).toEqual({ text: 'anchor success 0.90 (EMA) | held-out 25.0% [20.0%, 30.0%] at 2', mark: true });
+    // an iteration without anchors (null) leaves the EMA alone instead of pulling it toward 0
+    expect(text({ iteration: 3, 'success/anchor': null }).text).toBe(
+      'anchor success 0.90 (EMA) | held-out 25.0% [20.0%, 30.0%] at 2',
+    );
   });
 
   it('wmrl train writing to a log prints i/N lines with the held-out success; --quiet prints none; evaluating changes no result', {

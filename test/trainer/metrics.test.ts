@@ -46,6 +46,33 @@ describe('the metrics line schema', () => {
     expect(rows[1]).toHaveProperty(['fidelity/whole/pairs']);
   });
 
+  it('a value with nothing to measure is null, never 0 (no pairs, no refresh, a source without rollouts)', {
+    timeout: 60_000,
+  }, async () => {
+    // wmrl's first line: the debiaser has no pairs before its first anchors are graded, no refresh ran
+    const first = rows[0];
+    expect(first['refresh/count']).toBe(0);
+    expect(first['refresh/val_mse']).toBeNull();
+    const run = async (mode: 'real' | 'wm') => {
+      const cfg = resolveConfig('smoke', { mode, iterations: 1, evalEvery: 0 });
+      await train(
+        setup((p) => p, 0),
+        cfg,
+        join(tmp, mode),
+      );
+      return lines(join(tmp, mode, 'metrics.jsonl'))[0];
+    };
+    const real = await run('real');
+    for (const key of ['reward/wm', 'success/wm', 'debias/bias_before', 'debias/bias_after', 'refresh/val_mse'])
+      expect(real[key], key).toBeNull();
+    expect(real['reward/anchor']).toEqual(expect.any(Number));
+    const wm = await run('wm');
+    for (const key of ['reward/anchor', 'success/anchor', 'denoise/eta2', 'debias/bias_before'])
+      expect(wm[key], key).toBeNull();
+    expect(wm['reward/wm']).toEqual(expect.any(Number));
+    for (const row of [real, wm]) expect(TrainMetricsSchema.safeParse(row).error).toBeUndefined();
+  });
+
   it('so do the lines of a real tabletop run (the viewer fixture)', () => {
     const fixture = lines(join(import.meta.dirname, '../fixtures/viewer/wmrl-seed1/metrics.jsonl'));
     for (const row of fixture) expect(TrainMetricsSchema.safeParse(row).error).toBeUndefined();
