@@ -47,17 +47,16 @@ export const WM: WorldModelNetConfig = {
   act: 'silu',
 };
 
-/** PPO-style loss: clipped surrogate + entropy bonus + value regression, each a mean over `total`
- *  rows (default the batch; a data-parallel slice passes the whole batch's count). */
+/** PPO-style loss: clipped surrogate + entropy bonus, each a mean over `total` rows (default the batch;
+ *  a data-parallel slice passes the whole batch's count). */
 export function ppoLoss(g: Graph, batch: number, total = batch) {
   const net = vlaNet(vlaInputs(g, POLICY, batch), POLICY);
   const sc = actionScores(net, vlaActionInputs(g, POLICY, batch));
   const adv = g.input('adv', [batch]);
   const ratio = o.exp(o.sub(sc.logp, g.input('old_logp', [batch])));
   const surr = o.minimum(o.mul(ratio, adv), o.mul(o.minimum(o.maximum(ratio, 0.8), 1.2), adv));
-  const d = o.sub(net.value!, g.input('ret', [batch]));
   const mean = (x: Tensor) => (total === batch ? o.meanAll(x) : o.div(o.sumAll(x), total));
-  const loss = o.add(o.sub(o.neg(mean(surr)), o.mul(mean(sc.entropy), 0.01)), o.mul(mean(o.mul(d, d)), 0.5));
+  const loss = o.sub(o.neg(mean(surr)), o.mul(mean(sc.entropy), 0.01));
   return { loss, metrics: { logp: sc.logp } };
 }
 
@@ -86,12 +85,11 @@ export function policyFeeds(batch: number, train: boolean, rng: Rng): Feeds {
       Int32Array.from({ length: batch }, () => rng.int(a.n)),
       [batch],
     );
-  for (const k of ['adv', 'ret'])
-    f[k] = tensor(
-      'float32',
-      Float32Array.from({ length: batch }, () => rng.normal()),
-      [batch],
-    );
+  f.adv = tensor(
+    'float32',
+    Float32Array.from({ length: batch }, () => rng.normal()),
+    [batch],
+  );
   f.old_logp = tensor(
     'float32',
     Float32Array.from({ length: batch }, () => -9 + 0.1 * rng.normal()),

@@ -123,7 +123,6 @@ export async function tfjsPolicyStep(s: PolicySpec): Promise<TfStep> {
     beta: zeros([s.trunk]),
   };
   const heads = s.heads.map((n) => ({ w: he(rng, [s.trunk, n], s.trunk, 0.01), b: zeros([n]), n }));
-  const value = { w: he(rng, [s.trunk, 1], s.trunk, 1 / Math.sqrt(s.trunk)), b: zeros([1]) };
 
   const images = tf.tensor(
     Uint8Array.from({ length: B * s.image * s.image * 3 }, () => rng.int(256)),
@@ -147,7 +146,6 @@ export async function tfjsPolicyStep(s: PolicySpec): Promise<TfStep> {
   );
   const oldLogp = tf.tensor1d(Float32Array.from({ length: B }, () => -6 + 0.1 * rng.normal()));
   const adv = tf.tensor1d(Float32Array.from({ length: B }, () => rng.normal()));
-  const ret = tf.tensor1d(Float32Array.from({ length: B }, () => rng.normal()));
   const opt = tf.train.adam(1e-4);
 
   const lossFn = (): tf.Scalar => {
@@ -177,9 +175,7 @@ export async function tfjsPolicyStep(s: PolicySpec): Promise<TfStep> {
     });
     const ratio = tf.exp(tf.sub(logp, oldLogp));
     const surr = tf.minimum(tf.mul(ratio, adv), tf.mul(tf.clipByValue(ratio, 0.8, 1.2), adv));
-    const v = tf.reshape(dense(h, value.w, value.b), [B]);
-    const vl = tf.mean(tf.square(tf.sub(v, ret)));
-    return tf.add(tf.sub(tf.neg(tf.mean(surr)), tf.mul(tf.mean(ent), 0.01)), tf.mul(vl, 0.5)) as tf.Scalar;
+    return tf.sub(tf.neg(tf.mean(surr)), tf.mul(tf.mean(ent), 0.01)) as tf.Scalar;
   };
   return stepper(() => opt.minimize(lossFn, true)!);
 }

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 class Policy(nn.Module):
     """Same layers as src/policy/vla.ts with the bench's config: conv encoder, masked-mean text, proprio
-    MLP, a LayerNorm trunk, one categorical head per action dimension and a value head."""
+    MLP, a LayerNorm trunk, one categorical head per action dimension."""
 
     def __init__(self, s):
         super().__init__()
@@ -36,7 +36,6 @@ class Policy(nn.Module):
         self.trunk = nn.Linear(width, s["trunk"])
         self.ln = nn.LayerNorm(s["trunk"])
         self.heads = nn.ModuleList(nn.Linear(s["trunk"], n) for n in s["heads"])
-        self.value = nn.Linear(s["trunk"], 1)
 
     def forward(self, image, tokens, proprio):
         x = (image.permute(0, 3, 1, 2).float() - 128) / 255
@@ -48,17 +47,17 @@ class Policy(nn.Module):
         text = F.relu(self.text_fc(pooled))
         prop = F.relu(self.proprio_fc(proprio))
         h = F.relu(self.ln(self.trunk(torch.cat([img, text, prop], 1))))
-        return [F.log_softmax(head(h), -1) for head in self.heads], self.value(h).squeeze(1)
+        return [F.log_softmax(head(h), -1) for head in self.heads]
 
 
 def ppo_loss(net, b):
-    """bench/nn-graphs.ts ppoLoss: clipped surrogate, entropy bonus 0.01, value regression 0.5."""
-    logps, value = net(b["image"], b["tokens"], b["proprio"])
+    """bench/nn-graphs.ts ppoLoss: clipped surrogate, entropy bonus 0.01."""
+    logps = net(b["image"], b["tokens"], b["proprio"])
     logp = sum(lp.gather(1, a[:, None]).squeeze(1) for lp, a in zip(logps, b["actions"]))
     entropy = sum(-(lp.exp() * lp).sum(1) for lp in logps)
     ratio = (logp - b["old_logp"]).exp()
     surr = torch.min(ratio * b["adv"], ratio.clamp(0.8, 1.2) * b["adv"])
-    return -surr.mean() - 0.01 * entropy.mean() + 0.5 * ((value - b["ret"]) ** 2).mean()
+    return -surr.mean() - 0.01 * entropy.mean()
 
 
 def build(s):
@@ -74,7 +73,6 @@ def build(s):
         "proprio": torch.rand(n, s["proprioDim"], generator=g) * 2 - 1,
         "actions": [torch.randint(0, k, (n,), generator=g) for k in s["heads"]],
         "adv": torch.randn(n, generator=g),
-        "ret": torch.randn(n, generator=g),
         "old_logp": -9 + 0.1 * torch.randn(n, generator=g),
     }
     opt = torch.optim.AdamW(net.parameters(), lr=1e-5, weight_decay=0.0)

@@ -6,6 +6,7 @@ import type { CommitOptions } from '../store/index.ts';
 import { loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { OptimizerState } from '../nn/train.ts';
+import { dropLegacyValueHead } from './model-bytes.ts';
 import { type VlaConfig, parseVlaConfig, type VlaConfigInput } from './vla.ts';
 
 export const CHECKPOINT_FORMAT = 'wmrl-bc-checkpoint/2';
@@ -35,5 +36,5 @@ export function loadBcCheckpoint(dir: string): BcCheckpoint {
   } catch (err) {
     throw new InputError(`${dir}/checkpoint.json: info.config: ${(err as Error).message}`);
   }
-  return { step: c.step, config, run: c.run, params: c.params, optimizer: c.optimizer };
+  return { step: c.step, config, run: c.run, params: dropLegacyValueHead(c.params), optimizer: c.optimizer };
 }

@@ -14,7 +14,6 @@ import { VLA_IO, type VlaConfig, type VlaConfigInput, parseVlaConfig, vlaForward
 export interface PolicyForward {
   /** Log-probabilities [N * n] per action dimension (row-major). */
   logp: Record<string, Float32Array>;
-  value: Float32Array | null;
 }
 
 export interface PolicyAction {
@@ -23,7 +22,6 @@ export interface PolicyAction {
   /** Joint log-probability of the sampled tokens per env, summed from the sampler's float32 values. */
   logp: Float64Array;
   logpPerDim: Record<string, Float32Array>;
-  value: Float32Array | null;
 }
 
 /** Builds the network's feeds (tensors of `binding`) from a batched observation (env contract layout). */
@@ -136,7 +134,7 @@ export class PolicySampler {
   private read(out: Feeds): PolicyForward {
     const logp: Record<string, Float32Array> = {};
     for (const a of this.config.actions) logp[a.name] = floatData(out[VLA_IO.logp(a.name)]) as Float32Array;
-    return { logp, value: this.config.valueHead ? (floatData(out[VLA_IO.value]) as Float32Array) : null };
+    return { logp };
   }
 
   /** Samples every action dimension for n envs at `temperature` (0: greedy argmax, no Rng needed).
@@ -167,27 +165,22 @@ export class PolicySampler {
         chosen[i] = lp[i * bins + k];
       }
     };
-    let value: Float32Array | null;
     if (this.config.autoregressive) {
       // Dimension t's head sees only the tokens of dimensions < t (vla.ts), so the not yet chosen
       // ones (still 0) fed alongside change nothing.
       const feeds = policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort);
-      let f: PolicyForward | null = null;
       for (let t = 0; t < d; t++) {
         this.tokenFeeds(feeds, actions, n);
         const ft = this.read(await this.session.run(feeds));
-        f ??= ft;
         choose(t, ft.logp[this.config.actions[t].name]);
       }
-      value = f!.value;
     } else {
       const f = await this.forward(obs, n);
       this.config.actions.forEach((a, t) => choose(t, f.logp[a.name]));
-      value = f.value;
     }
     const joint = new Float64Array(n);
     for (let i = 0; i < n; i++) for (const a of this.config.actions) joint[i] += logpPerDim[a.name][i];
-    return { actions, logp: joint, logpPerDim, value };
+    return { actions, logp: joint, logpPerDim };
   }
 
   /** Rebake the weights after an update. */

@@ -15,7 +15,6 @@ export type VlaSizes = Pick<
   | 'trunk'
   | 'act'
   | 'layerNorm'
-  | 'valueHead'
   | 'film'
   | 'keypoints'
   | 'autoregressive'

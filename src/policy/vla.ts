@@ -1,8 +1,7 @@
 // The VLA policy network: camera images (none for a text-only agent) through a shared conv encoder, the
 // instruction through a word embedding (masked mean or attention pooling), proprioception (or any box of
 // features) through an MLP, fused by an MLP trunk into one categorical head per action dimension, either
-// independent or autoregressive over the earlier dimensions' tokens, plus an optional value head.
-// Browser-safe.
+// independent or autoregressive over the earlier dimensions' tokens. Browser-safe.
 import { z } from 'zod';
 import { DYN, type Graph, type Tensor } from '../nn/ir.ts';
 import * as o from '../nn/ops.ts';
@@ -48,7 +47,6 @@ export const VlaConfigSchema = z.object({
   act: z.enum(['relu', 'silu', 'tanh']).default('relu'),
   /** One categorical head per action dimension, in env action order. */
   actions: z.array(z.object({ name: obsName, n: z.number().int().min(2) })).min(1),
-  valueHead: z.boolean().default(true),
   /** Autoregressive heads (a program of token slots): head t = logSoftmax(linear(act(proj(trunk) +
    *  sum_{s<t} embed_s(token s)))), one `embedDim`-wide embedding table per slot, in action order. The
    *  graph then takes the action tokens as inputs (teacher forcing). Absent: independent heads. */
@@ -83,7 +81,6 @@ export const VLA_IO = {
   tokens: 'tokens',
   action: (name: string) => `action.${name}`,
   logp: (name: string) => `logp.${name}`,
-  value: 'value',
 } as const;
 
 export interface VlaInputs {
@@ -99,8 +96,6 @@ export interface VlaNet {
   config: VlaConfig;
   /** Log-probabilities [N, n] per action dimension. */
   logp: Record<string, Tensor>;
-  /** State value [N], when the config has a value head. */
-  value: Tensor | null;
 }
 
 /** Declares the observation inputs (batch may be DYN for inference graphs), and for autoregressive
@@ -202,10 +197,7 @@ export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
     layerNorm: c.layerNorm,
   });
   const logp = c.autoregressive ? autoregressiveHeads(trunk, c, inputs.actions) : independentHeads(trunk, c);
-  const value = c.valueHead
-    ? o.reshape(L.linear(trunk, 'vla.value', 1, { std: 1 / Math.sqrt(trunk.shape[1]) }), [DYN])
-    : null;
-  return { config: c, logp, value };
+  return { config: c, logp };
 }
 
 function independentHeads(trunk: Tensor, c: VlaConfig): Record<string, Tensor> {
@@ -269,11 +261,10 @@ export function actionScores(net: VlaNet, actions: Record<string, Tensor>): Acti
   return { logp: logp!, entropy: entropy!, perDim };
 }
 
-/** The sampler's outputs: logp.<dim> [N, n] and value [N]. */
+/** The sampler's outputs: logp.<dim> [N, n]. */
 export function vlaOutputs(net: VlaNet): Record<string, Tensor> {
   const out: Record<string, Tensor> = {};
   for (const a of net.config.actions) out[VLA_IO.logp(a.name)] = net.logp[a.name];
-  if (net.value) out[VLA_IO.value] = net.value;
   return out;
 }
 

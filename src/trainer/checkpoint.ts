@@ -12,6 +12,7 @@ import type { TrainConfig } from './config.ts';
 import { Debiaser } from './debias.ts';
 import { Denoiser } from './denoise.ts';
 import { HybridWeights } from './hybrid.ts';
+import { dropLegacyValueHead } from '../policy/model-bytes.ts';
 import type { PolicyTrainer } from './policy-trainer.ts';
 import {
   ModelStateInfoSchema,
@@ -104,8 +105,15 @@ export function freshState(cfg: TrainConfig, tasks: number): TrainState {
   };
 }
 
+/** The run's checkpoint; one written while the policy had a value head loads without it. */
 export function loadCheckpoint(runDir: string): TrainCheckpoint {
-  return loadTrainCheckpoint(runDir, CHECKPOINT_FORMAT);
+  const ck = loadTrainCheckpoint(runDir, CHECKPOINT_FORMAT);
+  const { reference } = ck.extra;
+  return {
+    ...ck,
+    params: dropLegacyValueHead(ck.params),
+    extra: { ...ck.extra, ...(reference && { reference: dropLegacyValueHead(reference) }) },
+  };
 }
 
 /** The state a checkpoint holds, the world model's replay, and its trainer state once refreshed. */

@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
 import { EnvSpecSchema } from '../../src/core/spec.ts';
 import type { BatchObs } from '../../src/env/types.ts';
 import { Graph, type TypedArray } from '../../src/nn/ir.ts';
-import { writeOnnx } from '../../src/nn/onnx.ts';
 import { ParamStore } from '../../src/nn/params.ts';
-import { loadPolicy } from '../../src/policy/model.ts';
 import { AGENT_SIZES } from '../../src/policy/presets.ts';
 import { PolicySampler, samplerPolicy } from '../../src/policy/sampler.ts';
 import { vlaConfigFromSpec } from '../../src/policy/spec-config.ts';
@@ -127,16 +124,6 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     );
   });
 
-  it('the shipped base VLA is unchanged: its config re-serialises and its ONNX rebuilds byte for byte', async () => {
-    const p = await loadPolicy('models/vla-base.onnx');
-    const sidecar = JSON.parse(readFileSync('models/vla-base.json', 'utf8')) as { config: unknown };
-    expect(JSON.stringify(parseVlaConfig(sidecar.config as VlaConfigInput))).toBe(JSON.stringify(sidecar.config));
-    const g = new Graph(p.params.float);
-    for (const [name, t] of Object.entries(vlaForwardBuilder(p.config)(g))) g.output(name, t);
-    const bytes = writeOnnx(g, { initializers: p.params.asMap(), producer: 'wmrl', metadata: { kind: 'vla-policy' } });
-    expect(Buffer.compare(Buffer.from(bytes), readFileSync('models/vla-base.onnx'))).toBe(0);
-  });
-
   it('head t does not depend on tokens >= t, and does depend on the earlier ones', async () => {
     const sampler = await PolicySampler.create(cfg, initParams(cfg, 1));
     const n = 4;
@@ -158,7 +145,7 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
     await sampler.close();
   });
 
-  it('gradients match float64 finite differences (small agent net, value head)', async () => {
+  it('gradients match float64 finite differences (small agent net)', async () => {
     const tiny = parseVlaConfig({
       ...cfg,
       embedDim: 4,
@@ -178,7 +165,6 @@ describe('autoregressive agent policy (text + box, no camera)', () => {
       [VLA_IO.tokens]: TOKENIZER.encodeBatch(agentObs(tiny, B, 4).task as string[]),
       meta: Float64Array.from({ length: B * 3 }, () => rng.range(-1, 1)),
       adv: Float64Array.from({ length: B }, () => rng.normal()),
-      ret: Float64Array.from({ length: B }, () => rng.normal()),
     };
     for (const [name, t] of Object.entries(randomTokens(tiny, B, 6))) values[VLA_IO.action(name)] = t;
     const r = await checkLoss((g) => policyLoss(g, tiny, B).loss, values, { diff: ['meta'] });

@@ -56,7 +56,7 @@ describe('networks give every row the same bits whatever batch it is computed in
     await checkPolicy(p.config, p.params, randomObs(p.config, 9, 1), 9);
   });
 
-  it('a VLA with attention pooling, two cameras and a value head', async () => {
+  it('a VLA with attention pooling and two cameras', async () => {
     const config = tinyConfig();
     const g = new Graph();
     vlaForwardBuilder(config)(g);

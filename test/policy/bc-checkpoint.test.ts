@@ -137,4 +137,23 @@ describe('BC checkpoints: checkpoint.bin + checkpoint.json in one commit', () =>
     writeFileSync(path, JSON.stringify(old));
     expect(() => loadBcCheckpoint(dir)).toThrow(`${path}: $.binSha256`);
   });
+  it('a checkpoint written while the policy had a value head loads without its parameters', () => {
+    const dir = join(root, `c${n++}`);
+    const want = checkpoint(3);
+    const legacy = checkpoint(3);
+    const width = SIZES.trunk.at(-1)!;
+    legacy.params.add(
+      { name: 'vla.value.w', shape: [width, 1], trainable: true, decay: true },
+      new Float32Array(width),
+    );
+    legacy.params.add({ name: 'vla.value.b', shape: [1], trainable: true, decay: false }, new Float32Array(1));
+    for (const moments of [legacy.optimizer.m, legacy.optimizer.v]) {
+      moments.set('vla.value.w', new Float32Array(width));
+      moments.set('vla.value.b', new Float32Array(1));
+    }
+    saveBcCheckpoint(dir, legacy);
+    const got = loadBcCheckpoint(dir);
+    expect(got.params.names).toEqual(want.params.names);
+    expectCheckpoint(got, want, 'legacy');
+  });
 });

@@ -60,16 +60,12 @@ export function randomActions(cfg: VlaConfig, n: number, seed: number): Record<s
   return Object.fromEntries(cfg.actions.map((a) => [a.name, Int32Array.from({ length: n }, () => rng.int(a.n))]));
 }
 
-/** A smooth policy-gradient-style loss: -mean(logp * adv) - 0.01 mean(entropy) + 0.5 mean((v - ret)^2). */
+/** A smooth policy-gradient-style loss: -mean(logp * adv) - 0.01 mean(entropy). */
 export function policyLoss(g: Graph, cfg: VlaConfig, batch: number): { loss: Tensor; metrics: Record<string, Tensor> } {
   const net = vlaNet(vlaInputs(g, cfg, batch), cfg);
   const sc = actionScores(net, vlaActionInputs(g, cfg, batch));
   const adv = g.input('adv', [batch]);
-  let loss = o.sub(o.neg(o.meanAll(o.mul(sc.logp, adv))), o.mul(o.meanAll(sc.entropy), 0.01));
-  if (net.value) {
-    const d = o.sub(net.value, g.input('ret', [batch]));
-    loss = o.add(loss, o.mul(o.meanAll(o.mul(d, d)), 0.5));
-  }
+  const loss = o.sub(o.neg(o.meanAll(o.mul(sc.logp, adv))), o.mul(o.meanAll(sc.entropy), 0.01));
   return { loss, metrics: { logp: sc.logp, entropy: sc.entropy } };
 }
 

@@ -21,12 +21,6 @@ function lossValues(cfg: VlaConfig, n: number, seed: number): Record<string, Typ
     Float32Array.from({ length: n }, () => rng.normal()),
     [n],
   );
-  if (cfg.valueHead)
-    feeds.ret = tensor(
-      'float32',
-      Float32Array.from({ length: n }, () => rng.normal()),
-      [n],
-    );
   return Object.fromEntries(
     Object.entries(feeds).map(([k, t]) => [
       k,
@@ -49,7 +43,7 @@ describe('VLA FiLM conditioning and spatial-softmax keypoints', () => {
   });
 
   it('FiLM on the last conv, keypoints only, one camera: gradients match finite differences', async () => {
-    const cfg = tinyConfig({ cameras: ['image'], film: 1, keypoints: 'replace', pooling: 'mean', valueHead: false });
+    const cfg = tinyConfig({ cameras: ['image'], film: 1, keypoints: 'replace', pooling: 'mean' });
     const r = await checkLoss((g) => policyLoss(g, cfg, B).loss, lossValues(cfg, B, 12), { sample: 4 });
     expect(r.maxRelErr, r.worst).toBeLessThanOrEqual(1e-5);
   });
