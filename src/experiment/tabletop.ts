@@ -32,6 +32,7 @@ export async function tabletopTrainSetup(
       makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
       makeModel:
         worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs, { reward }), 'world model')),
+      modelReward: reward,
       branching: tabletopBranching(scene, taskId),
       recordedStates: stateNames(scene.objects.map((x) => x.name)),
       expertStart: (seed, remaining) => expertStart(scene, taskId, seed, remaining),

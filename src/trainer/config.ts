@@ -11,9 +11,14 @@ import { HybridConfigSchema } from './hybrid.ts';
 import { EvolutionSchema } from './evolution.ts';
 import { AgentBrewSchema } from './agentbrew.ts';
 import { RepeatPenaltySchema } from './repeat.ts';
+import type { TrainTask } from './types.ts';
 
 export const MODES = ['real', 'real-branch', 'wm', 'mix', 'mix+denoise', 'mix+debias', 'wmrl'] as const;
 export type Mode = (typeof MODES)[number];
+
+/** What a world-model engine scores rollouts with: phi (the process score, as physics) or shaped. */
+export const MODEL_REWARDS = ['phi', 'shaped'] as const;
+export type ModelReward = (typeof MODEL_REWARDS)[number];
 
 export const TrainConfigSchema = z
   .object({
@@ -48,11 +53,12 @@ export const TrainConfigSchema = z
       .default(10)
       .describe('steps of a world-model group branched from a real state (and of the segments anchors are graded on)'),
     modelReward: z
-      .enum(['phi', 'shaped'])
+      .enum(MODEL_REWARDS)
       .default('phi')
       .describe(
         "tabletop world-model rollouts' reward: phi (the task's few discrete process-score levels, as in " +
-          'physics) or shaped (plus a continuous closeness to the next stage); physics rewards stay phi',
+          'physics) or shaped (plus a continuous closeness to the next stage); physics rewards stay phi. ' +
+          "It must be what the tasks' world models were made with (TrainTask.modelReward)",
       ),
     branchShare: z
       .number()
@@ -229,6 +235,18 @@ export function resolveConfig(preset: string, ...layers: Record<string, unknown>
   const parsed = TrainConfigSchema.safeParse(merged);
   if (!parsed.success) throw new InputError(formatZodError(parsed.error, 'train config: '));
   return parsed.data;
+}
+
+/** The tasks' world-model engines are made by the caller before the trainer sees the config, so
+ *  `modelReward` cannot choose their reward, only state it: an InputError unless every task with a
+ *  world model scores with the config's (TrainTask.modelReward, absent: phi). */
+export function checkModelReward(cfg: Pick<TrainConfig, 'modelReward'>, tasks: readonly TrainTask[]): void {
+  const other = tasks.find((t) => t.makeModel && (t.modelReward ?? 'phi') !== cfg.modelReward);
+  if (other)
+    throw new InputError(
+      `modelReward: the config says "${cfg.modelReward}" but the world model of task ${other.id} scores ` +
+        `"${other.modelReward ?? 'phi'}" (make the tasks with the config's modelReward)`,
+    );
 }
 
 /** Which corrections a mode applies, whether it runs anchors / world-model groups, and whether the groups

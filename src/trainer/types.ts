@@ -7,6 +7,7 @@ import type { ParamStore } from '../nn/params.ts';
 import type { ShardHost } from '../nn/train.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { Instructions } from './agentbrew.ts';
+import type { ModelReward } from './config.ts';
 import type { RefreshableModel } from './refresh-state.ts';
 import type { Branching, GroupJob, Rollout } from './rollouts.ts';
 
@@ -17,6 +18,8 @@ export interface TrainTask {
   makeReal(numEnvs: number): Promise<Env>;
   /** The learned engine with the same spec (world-model groups, grading of anchors). */
   makeModel?(numEnvs: number): Promise<Env>;
+  /** The reward makeModel's engine scores with (absent: phi); the config's modelReward must equal it. */
+  modelReward?: ModelReward;
   /** Lets world-model groups start from real states visited by anchors (else whole episodes only). */
   branching?: Branching;
   /** Environment evolution: the exact state of a scripted expert's episode of `seed` with `remaining`
