@@ -97,7 +97,7 @@ export async function trainResearch(
     onIteration: (m) => {
       seconds += trainSeconds(m);
       o.log(
-        `${run.name} iteration ${m.iteration}/${iterations}: anchor reward ${m['reward/anchor'].toFixed(3)}, ` +
+        `${run.name} iteration ${m.iteration}/${iterations}: anchor reward ${m['reward/anchor']?.toFixed(3) ?? 'n/a'}, ` +
           `${seconds.toFixed(0)} s, ${executions} executions`,
       );
     },

@@ -20,7 +20,7 @@ import { changesAdvantages } from './advantages.ts';
 import { debiasThenDenoise } from './calibrate.ts';
 import type { Debiaser } from './debias.ts';
 import { freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
-import { modeFlags, type TrainConfig } from './config.ts';
+import { checkModelReward, modeFlags, type TrainConfig } from './config.ts';
 import { fidelity, evaluate } from './measure.ts';
 import { type Batch, type Losses, metricsRow } from './metrics-row.ts';
 import type { PolicySample } from './policy-trainer.ts';
@@ -100,6 +100,7 @@ async function openOrResume(
 ) {
   if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
     throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
+  checkModelReward(cfg, setup.tasks);
   // what must match for a resume (the iteration count may grow; slots and threads decide no result)
   const { iterations: _i, numEnvs: _n, threads: _t, helpers: _h, checkpointEvery: _c, ...key } = cfg;
   const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
