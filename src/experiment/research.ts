@@ -34,7 +34,7 @@ import {
   type RefreshableModel,
   type TrainTask,
 } from '../trainer/index.ts';
-import { mean, std } from '../core/stats.ts';
+import { mean, std, tQuantile } from '../core/stats.ts';
 import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
 import { collectEpisodes } from '../rollout/index.ts';
 
@@ -264,8 +264,9 @@ export async function researchEval(o: {
       });
       const final = eps.map((e) => ({ test: e.states!.at(-2)!, best: e.states!.at(-1)! }));
       const test = final.map((f) => f.test);
+      const n = test.length;
       const m = mean(test),
-        half = (1.96 * std(test)) / Math.sqrt(Math.max(1, test.length - 1));
+        half = n > 1 ? (tQuantile(0.975, n - 1) * std(test)) / Math.sqrt(n - 1) : 0;
       out.push({
         task: id,
         episodes: eps.length,
