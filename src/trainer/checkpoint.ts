@@ -71,7 +71,12 @@ const CheckpointInfoSchema = z.object({
   // physicsSteps counted only rollouts
   totals: z
     .object({ physicsSteps: count, anchorSteps: count.optional(), modelSteps: count, refreshes: count })
-    .transform(({ anchorSteps, ...t }) => ({ ...t, anchorSteps: anchorSteps ?? t.physicsSteps })),
+    .transform(({ physicsSteps, anchorSteps, modelSteps, refreshes }) => ({
+      physicsSteps,
+      anchorSteps: anchorSteps ?? physicsSteps,
+      modelSteps,
+      refreshes,
+    })),
   pool: z.array(BranchPointSchema),
   refresh: z.object({ replay: ReplayInfoSchema.nullable(), model: ModelStateInfoSchema.nullable() }),
 });
