@@ -49,6 +49,11 @@ export function recordRow(env: Env): (slot: number) => ArrayLike<number> {
   return (slot) => env.capture(slot).row;
 }
 
+/** Whether a group's rollouts record their states: physics always (branch points, grading, the refresh),
+ *  a world model when the request asks (the repeat penalty); only where the task can branch. */
+export const recordsStates = (physics: boolean, asked: boolean | undefined, task: { branching?: Branching }) =>
+  (physics || !!asked) && !!task.branching;
+
 /** resetFrom of a branchable env, as collectEpisodes calls it. */
 function branchFrom(env: Env, start: (episode: number) => EpisodeStart): CollectOptions['resetFrom'] {
   if (!canBranch(env)) throw new TypeError(`${env.spec.id}: branching needs an env with capture() and resetFrom()`);

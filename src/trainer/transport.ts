@@ -5,7 +5,7 @@
 // every layout gives the same.
 import type { Env } from '../env/types.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
-import { type GroupJob, type Rollout, recordRow, runGroups } from './rollouts.ts';
+import { type GroupJob, type Rollout, recordRow, recordsStates, runGroups } from './rollouts.ts';
 import type { GroupRequest, RolloutTransport } from './types.ts';
 
 /** The default: each task's groups (initial-state and branched ones apart) as one batch in its env
@@ -24,7 +24,7 @@ export class InProcessTransport implements RolloutTransport {
         if (!mine.length) continue;
         const env = r.engine === 'real' ? this.envs[t].real : this.envs[t].model;
         if (!env) throw new Error(`InProcessTransport: no ${r.engine} env for task ${r.tasks[t].id}`);
-        const record = (r.engine === 'real' || r.recordStates) && r.tasks[t].branching ? recordRow(env) : undefined;
+        const record = recordsStates(r.engine === 'real', r.recordStates, r.tasks[t]) ? recordRow(env) : undefined;
         const groups = await runGroups(env, this.sampler, mine, {
           seed: r.seed,
           samplesPerRollout: r.samplesPerRollout,

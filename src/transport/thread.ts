@@ -5,7 +5,7 @@
 // world-model snapshot travel once per change, by content hash.
 import { Worker } from 'node:worker_threads';
 import type { Feeds, RemoteGraph, ShardHost } from '../nn/index.ts';
-import type { GroupJob, Rollout } from '../trainer/rollouts.ts';
+import { type GroupJob, type Rollout, recordsStates } from '../trainer/rollouts.ts';
 import type { GroupRequest, RolloutTransport } from '../trainer/types.ts';
 import { contentAddressed, encodePolicy } from './codec.ts';
 import {
@@ -142,7 +142,7 @@ export class SplitTransport implements RolloutTransport {
             jobs: some,
             seed: r.seed,
             samplesPerRollout: r.samplesPerRollout,
-            record: (r.engine === 'real' || !!r.recordStates) && !!task.branching,
+            record: recordsStates(r.engine === 'real', r.recordStates, task),
           };
           const a = await h.run(call, policy, model);
           if (r.clock) r.clock.policy += a.policySeconds;

@@ -8,7 +8,7 @@ import { canonicalJson, formatZodError } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
 import { PolicySampler } from '../policy/sampler.ts';
 import type { TrainTask } from '../trainer/types.ts';
-import { recordRow, runGroups } from '../trainer/rollouts.ts';
+import { recordRow, recordsStates, runGroups } from '../trainer/rollouts.ts';
 import { buildId } from './build.ts';
 import { JobSchema, checkContent, decodeJson, decodePolicy, encodeResult, groupOfJob, jobId } from './codec.ts';
 import { KEY_TTL_S, QUEUE, connectRedis, keys, redisOptions } from './redis.ts';
@@ -131,8 +131,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
           throw new UnrecoverableError(`job ${id}: task ${task.id} has no world model here`);
         const env = idle.get(n)?.pop() ?? (await (model ? task.makeModel!(n) : task.makeReal(n)));
         try {
-          // as in this process: physics records every state, the world model when the job asks
-          const record = (!model || j.recordStates) && task.branching ? recordRow(env) : undefined;
+          const record = recordsStates(!model, j.recordStates, task) ? recordRow(env) : undefined;
           const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record };
           return await policies.use(j.policy, makePolicy, async (sampler) => {
             const t0 = performance.now();
