@@ -61,6 +61,21 @@ export const PRETRAIN_SIZES = {
     film: 2,
     keypoints: 'replace',
   },
+  /** keypoints16 reading the instruction by role: position embeddings and two attention queries (roughly
+   *  the object and the target) instead of the mean, whose bag of words cannot tell "stack the blue cube on
+   *  the green cube" from its swap. Both pooled vectors feed the FiLM generators and the trunk. */
+  roles16: {
+    ...VLA_SIZES_DEFAULT,
+    conv: [
+      { out: 16, k: 5, stride: 2, pad: 2 },
+      { out: 32, k: 3, stride: 2, pad: 1 },
+      { out: 32, k: 3, stride: 1, pad: 1 },
+    ],
+    film: 2,
+    keypoints: 'replace',
+    pooling: 'roles',
+    roles: { queries: 2 },
+  },
 } satisfies Record<string, VlaSizes>;
 
 /** The AutoResearch agent (docs/autoresearch.md#the-agent): no camera; the task text + feedback through attention

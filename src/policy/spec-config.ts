@@ -12,6 +12,7 @@ export type VlaSizes = Pick<
   | 'imageFeatures'
   | 'embedDim'
   | 'pooling'
+  | 'roles'
   | 'trunk'
   | 'act'
   | 'layerNorm'

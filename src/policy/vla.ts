@@ -1,5 +1,5 @@
 // The VLA policy network: camera images (none for a text-only agent) through a shared conv encoder, the
-// instruction through a word embedding (masked mean or attention pooling), proprioception (or any box of
+// instruction through a word embedding (masked mean, attention or role pooling), proprioception (or any box of
 // features) through an MLP, fused by an MLP trunk into one categorical head per action dimension, either
 // independent or autoregressive over the earlier dimensions' tokens. Browser-safe.
 import { z } from 'zod';
@@ -38,7 +38,24 @@ export const VlaConfigSchema = z.object({
   /** Observation name of the instruction text. */
   instruction: obsName.default('instruction'),
   embedDim: z.number().int().positive(),
-  pooling: z.enum(['mean', 'attention']).default('mean'),
+  /** How the word embeddings become the instruction feature: 'mean' (masked mean), 'attention' (one learned
+   *  query, a masked softmax over positions) or 'roles' (see `roles`). Mean and one query see a bag of words:
+   *  "stack the blue cube on the green cube" and its swap get the same feature. */
+  pooling: z.enum(['mean', 'attention', 'roles']).default('mean'),
+  /** Role pooling (pooling 'roles'): learned position embeddings are added to the word embeddings, then each
+   *  of `queries` learned attention queries (2: roughly the object and the target, which the templates name
+   *  in that order) pools the words by its own masked softmax over positions. Each pooled vector goes through
+   *  the text layer (shared weights); the trunk reads them concatenated (queries x embedDim wide), and so do
+   *  the FiLM generators ('concat'), or FiLM layer j of the FiLM-modulated layers reads only query
+   *  j mod queries ('split'). Absent with pooling 'roles': these defaults; only allowed with it. Optional
+   *  without a default so that older configs (and their sidecars) stay byte-identical. */
+  roles: z
+    .object({
+      queries: z.number().int().min(1).default(2),
+      film: z.enum(['concat', 'split']).default('concat'),
+    })
+    .strict()
+    .optional(),
   proprio: z
     .object({ name: obsName, dim: z.number().int().positive(), hidden: z.number().int().positive() })
     .nullable(),
@@ -71,6 +88,8 @@ export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
       (r.data.conv.length ? 'conv' : null);
     if (extra) throw new Error(`VLA config: ${extra}: an image setting, but there are no cameras`);
   }
+  if (r.data.roles && r.data.pooling !== 'roles')
+    throw new Error(`VLA config: roles: set, but pooling is "${r.data.pooling}", not "roles"`);
   if ((r.data.film ?? 0) > r.data.conv.length)
     throw new Error(`VLA config: film: ${r.data.film} layers but only ${r.data.conv.length} conv layers`);
   return r.data;
@@ -136,7 +155,14 @@ export function spatialSoftmax(x: Tensor): Tensor {
   return o.reshape(xy, [DYN, 2 * ch]);
 }
 
-function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: Tensor | null): Tensor {
+/** The instruction feature: `all` [N, F] for the trunk, and what FiLM layer j (0-based among the FiLM-
+ *  modulated layers) reads. */
+interface TextCode {
+  all: Tensor;
+  film(j: number): Tensor;
+}
+
+function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: TextCode | null): Tensor {
   // NHWC -> NCHW on the uint8 pixels (a quarter of the bytes of the float image), then (p - 128) / 255:
   // one DequantizeLinear pass in float32 graphs, the same arithmetic spelled out in float64 ones.
   const chw = o.transpose(img, [0, 3, 1, 2]);
@@ -147,8 +173,9 @@ function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: Ten
   let pre = x;
   c.conv.forEach((l, i) => {
     pre = L.conv2d(x, `vla.conv${i}`, l.out, l.k, { stride: l.stride, pad: l.pad });
-    if (text && i >= c.conv.length - (c.film ?? 0)) {
-      const gb = L.linear(text, `vla.film${i}`, 2 * l.out, { std: 0.01 }); // [N, 2C]
+    const firstFilm = c.conv.length - (c.film ?? 0);
+    if (text && i >= firstFilm) {
+      const gb = L.linear(text.film(i - firstFilm), `vla.film${i}`, 2 * l.out, { std: 0.01 }); // [N, 2C]
       const gamma = o.reshape(o.slice(gb, 1, 0, l.out), [DYN, l.out, 1, 1]);
       const beta = o.reshape(o.slice(gb, 1, l.out, 2 * l.out), [DYN, l.out, 1, 1]);
       pre = o.add(o.mul(pre, o.add(gamma, 1)), beta);
@@ -162,10 +189,11 @@ function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: Ten
   return L.activate(L.linear(parts.length > 1 ? o.concat(parts, 1) : parts[0], 'vla.img.fc', imageFeatures), c.act);
 }
 
-function encodeText(tokens: Tensor, c: VlaConfig): Tensor {
+function encodeText(tokens: Tensor, c: VlaConfig): TextCode {
   const g = tokens.graph;
   const emb = L.embedding(tokens, 'vla.text.embed', c.tokenizer.vocab.length, c.embedDim); // [N, L, D]
   const mask = o.cast(o.not(o.equal(tokens, g.scalar(PAD_ID, tokens.dtype))), g.float); // [N, L]
+  if (c.pooling === 'roles') return encodeRoles(emb, mask, c);
   let weights: Tensor;
   if (c.pooling === 'mean') {
     weights = o.div(mask, o.maximum(L.sumLast(mask, true), 1));
@@ -176,7 +204,37 @@ function encodeText(tokens: Tensor, c: VlaConfig): Tensor {
   }
   // sum over positions, with the positions last so the sum is batch-invariant (L.sumLast)
   const pooled = L.sumLast(o.mul(o.transpose(emb, [0, 2, 1]), o.reshape(weights, [DYN, 1, c.tokenizer.maxLength])));
-  return L.activate(L.linear(pooled, 'vla.text.fc', c.embedDim), c.act);
+  const text = L.activate(L.linear(pooled, 'vla.text.fc', c.embedDim), c.act);
+  return { all: text, film: () => text };
+}
+
+/** Role pooling (config `roles`): K queries over position-tagged words, K pooled vectors. */
+function encodeRoles(emb: Tensor, mask: Tensor, c: VlaConfig): TextCode {
+  const g = emb.graph;
+  const [len, d] = [c.tokenizer.maxLength, c.embedDim];
+  const k = c.roles?.queries ?? 2;
+  const pos = g.param('vla.text.pos', [len, d], { kind: 'normal', std: 1 / Math.sqrt(d) });
+  const x = o.add(emb, pos); // [N, L, D]
+  const q = g.param('vla.text.queries', [d, k], { kind: 'normal', std: 1 / Math.sqrt(d) });
+  const scores = o.transpose(o.matmul(x, q), [0, 2, 1]); // [N, K, L]
+  const pad = o.reshape(o.mul(o.sub(mask, 1), 1e9), [DYN, 1, len]);
+  const weights = L.softmax(o.add(o.mul(scores, 1 / Math.sqrt(d)), pad)); // [N, K, L], a softmax per query
+  // [N, 1, D, L] x [N, K, 1, L] summed over the positions, last (batch-invariant, L.sumLast): [N, K, D]
+  const pooled = L.sumLast(
+    o.mul(o.reshape(o.transpose(x, [0, 2, 1]), [DYN, 1, d, len]), o.reshape(weights, [DYN, k, 1, len])),
+  );
+  const roles = L.activate(L.linear(pooled, 'vla.text.fc', d), c.act); // [N, K, D]
+  const all = o.reshape(roles, [DYN, k * d]);
+  if ((c.roles?.film ?? 'concat') === 'concat') return { all, film: () => all };
+  const each = new Map<number, Tensor>(); // built on first use (every camera's encoder shares them)
+  return {
+    all,
+    film: (j) => {
+      const r = j % k;
+      if (!each.has(r)) each.set(r, o.reshape(o.slice(roles, 1, r, r + 1), [DYN, d]));
+      return each.get(r)!;
+    },
+  };
 }
 
 /** The policy network on declared inputs. */
@@ -189,7 +247,7 @@ export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
   const feats = inputs.images.map((img, i) =>
     i === 0 ? encodeImage(img, c, width, early) : g.withReuse(() => encodeImage(img, c, width, early)),
   );
-  feats.push(early ?? encodeText(inputs.tokens, c));
+  feats.push((early ?? encodeText(inputs.tokens, c)).all);
   if (inputs.proprio && c.proprio)
     feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));
   const trunk = L.mlp(feats.length > 1 ? o.concat(feats, 1) : feats[0], 'vla.trunk', c.trunk, undefined, {

@@ -7,8 +7,9 @@ import { ParamStore } from '../../src/nn/params.ts';
 import { floatData, tensor } from '../../src/nn/runtime.ts';
 import { ForwardSession } from '../../src/nn/train.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
+import { PRETRAIN_SIZES } from '../../src/policy/presets.ts';
 import { PolicySampler } from '../../src/policy/sampler.ts';
-import { type VlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
+import { type VlaConfig, parseVlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
 import { randomObs, tinyConfig } from './fixtures.ts';
 
 // ORT's ReduceSum takes SIMD paths that depend on where a row sits in memory, so a row's result could
@@ -61,6 +62,22 @@ describe('networks give every row the same bits whatever batch it is computed in
     const g = new Graph();
     vlaForwardBuilder(config)(g);
     await checkPolicy(config, ParamStore.init(g.params, 2), randomObs(config, 9, 2), 9);
+  });
+
+  it('a VLA with role pooling (position embeddings, three queries, FiLM split by query)', async () => {
+    const config = tinyConfig({ pooling: 'roles', roles: { queries: 3, film: 'split' }, film: 2, keypoints: 'concat' });
+    const g = new Graph();
+    vlaForwardBuilder(config)(g);
+    await checkPolicy(config, ParamStore.init(g.params, 5), randomObs(config, 9, 6), 9);
+  });
+
+  it("the roles16 preset on the shipped base's interface", async () => {
+    const base = (await loadPolicy('models/vla-base.onnx')).config;
+    const { proprioHidden: _, ...roles16 } = PRETRAIN_SIZES.roles16;
+    const config = parseVlaConfig({ ...base, ...roles16 });
+    const g = new Graph();
+    vlaForwardBuilder(config)(g);
+    await checkPolicy(config, ParamStore.init(g.params, 7), randomObs(config, 9, 8), 9);
   });
 
   it('the world-model ensemble step', async () => {
