@@ -9,7 +9,7 @@ import { InputError } from '../core/errors.ts';
 import { DRAW, drawRng } from '../core/rng.ts';
 import type { BatchAction, BatchObs } from '../env/types.ts';
 import { ACTION_NAMES, ScriptedExpert, createTabletopEnv, type TabletopEnv } from '../physics/index.ts';
-import type { BcDataset } from '../policy/bc.ts';
+import { type BcDataset, emptyBcDataset } from '../policy/bc.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { WordTokenizer } from '../policy/tokenizer.ts';
 import { actionBins } from '../core/spec.ts';
@@ -138,32 +138,30 @@ export async function collectDemos(
   }));
 }
 
-function copyRow(obs: BatchObs, i: number, ds: BcDataset, row: number, config: VlaConfig, tokens: Int32Array): void {
-  const [h, w] = config.imageSize;
-  const px = h * w * 3;
-  for (const cam of config.cameras)
-    ds.images[cam].set((obs[cam] as Uint8Array).subarray(i * px, (i + 1) * px), row * px);
-  if (config.proprio) {
-    const d = config.proprio.dim;
-    ds.proprio!.set((obs[config.proprio.name] as Float32Array).subarray(i * d, (i + 1) * d), row * d);
-  }
-  ds.tokens.set(tokens, row * config.tokenizer.maxLength);
+/** Where re-simulated rows go: each frame once, then the rows on it (the real step's, then its
+ *  counterfactual ones). Labels come in ACTION_NAMES order. */
+export interface RowSink {
+  frame(obs: BatchObs, i: number): void;
+  row(tokens: Int32Array, labels: ArrayLike<number>, episode: number): void;
 }
 
-/** Re-simulates one task's demos (executed tokens from their seeds) into dataset rows starting at `row`;
- *  throws if a replayed reward differs from the recorded one (the env must be deterministic). */
+/** The number of rows the demos make. */
+export function demoRows(demos: readonly Demo[], counterfactual: boolean): number {
+  return demos.reduce((s, d) => s + d.length + (counterfactual ? d.counterfactual.length : 0), 0);
+}
+
+/** Re-simulates one task's demos (executed tokens from their seeds) into `sink`; throws if a replayed
+ *  reward differs from the recorded one (the env must be deterministic). */
 async function replayTask(
   scene: Scene,
   taskId: string,
   demos: Demo[],
-  ds: BcDataset,
-  row: number,
-  config: VlaConfig,
+  sink: RowSink,
   tokenizer: WordTokenizer,
   numEnvs: number,
   cf: boolean,
   ids: readonly number[],
-): Promise<number> {
+): Promise<void> {
   const A = ACTION_NAMES.length;
   const env = await createTabletopEnv({ scene, taskId, numEnvs: Math.min(numEnvs, demos.length) });
   try {
@@ -181,24 +179,13 @@ async function replayTask(
           );
         group.forEach((d, i) => {
           if (t >= d.length) return;
-          copyRow(obs, i, ds, row, config, tokens[i]);
-          ds.episode![row] = ids[start + i];
-          for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = d.labels[t * A + j];
-          row++;
+          sink.frame(obs, i);
+          sink.row(tokens[i], d.labels.subarray(t * A, (t + 1) * A), ids[start + i]);
           if (!cf) return;
           for (const x of d.counterfactual) {
             if (x.step !== t) continue;
-            copyRow(
-              obs,
-              i,
-              ds,
-              row,
-              config,
-              tokenizer.encode(counterfactualTask(scene, env.task(i), x.object)!.instruction),
-            );
-            for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = x.tokens[j];
-            ds.episode![row] = ids[start + i];
-            row++;
+            const instruction = counterfactualTask(scene, env.task(i), x.object)!.instruction;
+            sink.row(tokenizer.encode(instruction), x.tokens, ids[start + i]);
           }
         });
         const r = await env.step(action);
@@ -216,12 +203,27 @@ async function replayTask(
   } finally {
     env.close();
   }
-  return row;
 }
 
-/** The BC dataset of a demo folder: observations re-simulated, labels = the expert's clean tokens; with
- *  `counterfactual`, approach-phase frames also appear with the other objects' instructions and labels
- *  (the same image, a different instruction, a different action: the policy must read the instruction). */
+/** Re-simulates demos task by task (in order of first appearance) into `sink`; a row's episode is its
+ *  demo's index. With `counterfactual`, approach-phase frames also carry the other objects' instructions
+ *  and labels (the same image, a different instruction, a different action: the policy must read the
+ *  instruction). */
+export async function replayDemos(
+  scene: Scene,
+  demos: Demo[],
+  tokenizer: WordTokenizer,
+  sink: RowSink,
+  o: { numEnvs?: number; counterfactual?: boolean } = {},
+): Promise<void> {
+  for (const taskId of [...new Set(demos.map((d) => d.task))]) {
+    const ids = demos.flatMap((d, k) => (d.task === taskId ? [k] : []));
+    const group = ids.map((k) => demos[k]);
+    await replayTask(scene, taskId, group, sink, tokenizer, o.numEnvs ?? 8, o.counterfactual ?? false, ids);
+  }
+}
+
+/** The in-memory BC dataset of demos (replayDemos): every row holds a copy of its frame. */
 export async function demosToDataset(
   scene: Scene,
   demos: Demo[],
@@ -229,32 +231,34 @@ export async function demosToDataset(
   tokenizer: WordTokenizer,
   o: { numEnvs?: number; counterfactual?: boolean } = {},
 ): Promise<BcDataset> {
-  const cf = o.counterfactual ?? false;
-  const size = demos.reduce((s, d) => s + d.length + (cf ? d.counterfactual.length : 0), 0);
+  const size = demoRows(demos, o.counterfactual ?? false);
+  const ds: BcDataset = { ...emptyBcDataset(config, size), episode: new Int32Array(size) };
   const [h, w] = config.imageSize;
-  const ds: BcDataset = {
-    size,
-    images: Object.fromEntries(config.cameras.map((c) => [c, new Uint8Array(size * h * w * 3)])),
-    proprio: config.proprio ? new Float32Array(size * config.proprio.dim) : null,
-    tokens: new Int32Array(size * config.tokenizer.maxLength),
-    labels: Object.fromEntries(config.actions.map((a) => [a.name, new Int32Array(size)])),
-    episode: new Int32Array(size),
-  };
+  const px = h * w * 3;
+  const d = config.proprio?.dim ?? 0;
+  const L = config.tokenizer.maxLength;
+  let frame: { obs: BatchObs; i: number } | null = null;
   let row = 0;
-  for (const taskId of [...new Set(demos.map((d) => d.task))]) {
-    const ids = demos.flatMap((d, k) => (d.task === taskId ? [k] : []));
-    row = await replayTask(
-      scene,
-      taskId,
-      ids.map((k) => demos[k]),
-      ds,
-      row,
-      config,
-      tokenizer,
-      o.numEnvs ?? 8,
-      cf,
-      ids,
-    );
-  }
+  await replayDemos(
+    scene,
+    demos,
+    tokenizer,
+    {
+      frame: (obs, i) => {
+        frame = { obs, i };
+      },
+      row: (tokens, labels, episode) => {
+        const { obs, i } = frame!;
+        for (const cam of config.cameras)
+          ds.images[cam].set((obs[cam] as Uint8Array).subarray(i * px, (i + 1) * px), row * px);
+        if (config.proprio)
+          ds.proprio!.set((obs[config.proprio.name] as Float32Array).subarray(i * d, (i + 1) * d), row * d);
+        ds.tokens.set(tokens, row * L);
+        for (const [j, name] of ACTION_NAMES.entries()) ds.labels[name][row] = labels[j];
+        ds.episode![row++] = episode;
+      },
+    },
+    o,
+  );
   return ds;
 }

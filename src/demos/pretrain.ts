@@ -1,21 +1,23 @@
-// Behaviour-cloning pretraining as one resumable run: demonstrations re-simulated into a dataset, BcTrainer
-// steps with JSONL metrics and checkpoints in a run folder (a resume continues bit-identically; a stop
+// Behaviour-cloning pretraining as one resumable run: demonstration folders re-simulated once into rows
+// folders cached in the run folder (rows-cache.ts), BcTrainer steps on their union read from disk in
+// batches, JSONL metrics and checkpoints in the run folder (a resume continues bit-identically; a stop
 // request writes a checkpoint first), the policy file at the end. `wmrl pretrain` adds flags and printing.
 // Node-only.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import { hashOf } from '../core/hash.ts';
+import { canonicalJson } from '../core/spec.ts';
 import { Graph } from '../nn/ir.ts';
 import { ParamStore } from '../nn/params.ts';
 import { fixedCameras, tabletopSpec } from '../physics/index.ts';
-import { type BcDataset, BcTrainer } from '../policy/bc.ts';
-import { loadBcCheckpoint, saveBcCheckpoint } from '../policy/bc-checkpoint.ts';
+import { type BcData, BcTrainer } from '../policy/bc.ts';
+import { type BcCheckpoint, loadBcCheckpoint, saveBcCheckpoint } from '../policy/bc-checkpoint.ts';
 import { savePolicy } from '../policy/model.ts';
 import { type PresetName, PRETRAIN_SIZES, sceneWords } from '../policy/presets.ts';
 import { specInterfaceHash, vlaConfigFromSpec } from '../policy/spec-config.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
-import { vlaForwardBuilder } from '../policy/vla.ts';
+import { type VlaConfig, vlaForwardBuilder } from '../policy/vla.ts';
+import type { Scene } from '../scene/index.ts';
 import { loadSceneFile } from '../scene/load-file.ts';
 import {
   appendMetrics,
@@ -28,12 +30,15 @@ import {
   startMetrics,
   StopFlag,
 } from '../store/index.ts';
-import { demosToDataset } from './demos.ts';
-import { readDemoFolder } from './folder.ts';
+import type { Demo } from './demos.ts';
+import { type DemosMeta, readDemoFolder } from './folder.ts';
+import { cachedDemoRows, demoRowsSource } from './rows-cache.ts';
+import type { RowsSource } from './rows-format.ts';
+import { RowsUnion } from './rows-source.ts';
 
 export interface PretrainOptions {
-  /** Demonstration folder written by `wmrl collect`. */
-  data: string;
+  /** Demonstration folders written by `wmrl collect` (or dagger): trained on the union of their rows. */
+  data: string[];
   /** Policy file to write (.onnx, plus its .json sidecar). */
   out: string;
   /** Checkpoints and metrics.jsonl. */
@@ -80,6 +85,38 @@ export interface PretrainSummary {
 
 export type PretrainResult = { stopped: false; summary: PretrainSummary } | { stopped: true; step: number };
 
+/** One --data folder: its demonstrations (filtered by onlySuccess), scene and what its rows are made from. */
+interface DataFolder {
+  dir: string;
+  meta: DemosMeta;
+  scene: Scene;
+  demos: Demo[];
+  source: RowsSource;
+}
+
+function readData(o: PretrainOptions): DataFolder[] {
+  if (!o.data.length) throw new InputError('--data: no demonstration folder given');
+  const folders = o.data.map((dir) => {
+    const { meta, demos: all } = readDemoFolder(dir);
+    const demos = o.onlySuccess ? all.filter((d) => d.success) : all;
+    const source = demoRowsSource(dir, demos, { counterfactual: o.counterfactual, onlySuccess: !!o.onlySuccess });
+    return { dir, meta, scene: loadSceneFile(meta.scene), demos, source };
+  });
+  const [first] = folders;
+  for (const f of folders)
+    if (canonicalJson(f.scene) !== canonicalJson(first.scene))
+      throw new InputError(
+        `--data: ${f.dir} holds demonstrations of scene ${f.meta.scene}, ${first.dir} of another (${first.meta.scene})`,
+      );
+  if (folders.every((f) => f.demos.length === 0))
+    throw new InputError(`--data: ${o.data.join(', ')} hold${o.data.length > 1 ? '' : 's'} no usable demonstrations`);
+  return folders;
+}
+
+/** The data part of the run key: one folder's data hash (as before several were allowed), or a hash of all. */
+const dataHashOf = (folders: readonly DataFolder[]): string =>
+  folders.length === 1 ? folders[0].source.dataHash : hashOf(folders.map((f) => f.source.dataHash).join(','));
+
 /** What must match for a resume to continue the same run. */
 function runKey(o: PretrainOptions, dataHash: string): Record<string, unknown> {
   return {
@@ -102,37 +139,72 @@ function runKey(o: PretrainOptions, dataHash: string): Record<string, unknown> {
 export async function pretrain(o: PretrainOptions, hooks: PretrainHooks = {}): Promise<PretrainResult> {
   checkOutputFile(o.out, '--out');
   checkOutputDir(o.runDir, '--run-dir');
-  const folder = readDemoFolder(o.data);
+  const folders = readData(o);
   const locks = [lockFile(o.out, '--out'), lockFolder(o.runDir, '--run-dir')];
   try {
-    return await train(o, folder, hooks);
+    return await train(o, folders, hooks);
   } finally {
     for (const l of locks) l.release();
   }
 }
 
-async function train(
-  o: PretrainOptions,
-  { meta, demos: all }: ReturnType<typeof readDemoFolder>,
-  hooks: PretrainHooks,
-): Promise<PretrainResult> {
+async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainHooks): Promise<PretrainResult> {
   const started = performance.now();
-  const demos = o.onlySuccess ? all.filter((d) => d.success) : all;
-  if (demos.length === 0) throw new InputError(`--data: ${o.data} holds no usable demonstrations`);
-  const scene = loadSceneFile(meta.scene);
-  const spec = tabletopSpec(scene, demos[0].task, fixedCameras(scene));
+  const { scene } = folders[0];
+  const demos = folders.reduce((s, f) => s + f.demos.length, 0);
+  const spec = tabletopSpec(scene, folders.find((f) => f.demos.length)!.demos[0].task, fixedCameras(scene));
   const words = sceneWords(scene);
   const tokenizer = WordTokenizer.fromCorpus(words.corpus, { maxLength: words.maxLength });
   const config = vlaConfigFromSpec(spec, tokenizer.config, PRETRAIN_SIZES[o.size]);
-  const run = runKey(o, hashOf(readFileSync(join(o.data, 'episodes.bin')), readFileSync(join(o.data, 'labels.bin'))));
+  const run = runKey(o, dataHashOf(folders));
+  const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
+  const inputs = folders.filter((f) => f.demos.length).map((f) => ({ data: f.dir, demos: f.demos, source: f.source }));
+  const rows = new RowsUnion(await cachedDemoRows(o.runDir, inputs, scene, config, tokenizer, hooks.log));
+  let fitted: Awaited<ReturnType<typeof fitPolicy>>;
+  try {
+    fitted = await fitPolicy(rows, config, run, ck, o, { ...hooks, started });
+  } finally {
+    rows.close();
+  }
+  if (!fitted.params) return { stopped: true, step: fitted.step };
+  const noise = [...new Set(folders.map((f) => f.meta.noise))].join(', ');
+  await savePolicy(o.out, config, fitted.params, {
+    provenance: {
+      producer: 'wmrl pretrain',
+      seed: o.seed,
+      steps: o.steps,
+      notes:
+        `behaviour cloning on ${demos} demos (${rows.size} steps) from ${o.data.join(', ')} ` +
+        `(noise ${noise}, DART labels, counterfactual ${o.counterfactual}); ` +
+        `size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}, word dropout ${o.wordDropout ?? 0}`,
+    },
+    specHash: specInterfaceHash(spec),
+  });
+  const summary = {
+    out: o.out,
+    runDir: o.runDir,
+    demos,
+    samples: rows.size,
+    params: fitted.params.size,
+    steps: o.steps,
+    last: fitted.last,
+    seconds: (performance.now() - started) / 1000,
+  };
+  return { stopped: false, summary };
+}
 
-  hooks.log?.(`re-simulating ${demos.length} demonstrations ...`);
-  const ds = await demosToDataset(scene, demos, config, tokenizer, { counterfactual: o.counterfactual });
+/** Trains on `ds` from the checkpoint `ck` (or a fresh start): the final parameters, or null when stopped. */
+async function fitPolicy(
+  ds: BcData,
+  config: VlaConfig,
+  run: Record<string, unknown>,
+  ck: BcCheckpoint | null,
+  o: PretrainOptions,
+  hooks: PretrainHooks & { started: number },
+): Promise<{ params: ParamStore | null; step: number; last: Record<string, unknown> | null }> {
   const g = new Graph();
   vlaForwardBuilder(config)(g);
-  const init = ParamStore.init(g.params, o.seed);
-  const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
-  const trainer = await BcTrainer.create(config, ck?.params ?? init, {
+  const trainer = await BcTrainer.create(config, ck?.params ?? ParamStore.init(g.params, o.seed), {
     batch: o.batch,
     lr: o.lr,
     totalSteps: o.steps,
@@ -143,51 +215,23 @@ async function train(
     runtime: { threads: o.threads },
     maxNonFiniteSteps: o.maxNonfinite,
   });
-  const metricsPath = join(o.runDir, 'metrics.jsonl');
-  if (ck) trainer.resume(ck.optimizer, ck.step);
-  startMetrics(metricsPath, ck ? ck.step : null);
-  const save = () =>
-    saveBcCheckpoint(o.runDir, {
-      step: trainer.stepCount,
-      config,
-      run,
-      params: trainer.params(),
-      optimizer: trainer.exportOptimizer(),
-    });
-  let steps: Awaited<ReturnType<typeof takeSteps>>;
   try {
-    steps = await takeSteps(trainer, ds, o, { ...hooks, save, metricsPath, started });
-  } catch (err) {
+    const metricsPath = join(o.runDir, 'metrics.jsonl');
+    if (ck) trainer.resume(ck.optimizer, ck.step);
+    startMetrics(metricsPath, ck ? ck.step : null);
+    const save = () =>
+      saveBcCheckpoint(o.runDir, {
+        step: trainer.stepCount,
+        config,
+        run,
+        params: trainer.params(),
+        optimizer: trainer.exportOptimizer(),
+      });
+    const r = await takeSteps(trainer, ds, o, { ...hooks, save, metricsPath });
+    return { params: r.stopped ? null : trainer.params(), step: trainer.stepCount, last: r.last };
+  } finally {
     await trainer.close();
-    throw err;
   }
-  const finalParams = steps.stopped ? null : trainer.params();
-  const step = trainer.stepCount;
-  await trainer.close();
-  if (!finalParams) return { stopped: true, step };
-  await savePolicy(o.out, config, finalParams, {
-    provenance: {
-      producer: 'wmrl pretrain',
-      seed: o.seed,
-      steps: o.steps,
-      notes:
-        `behaviour cloning on ${demos.length} demos (${ds.size} steps) from ${o.data} ` +
-        `(noise ${meta.noise}, DART labels, counterfactual ${o.counterfactual}); ` +
-        `size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}, word dropout ${o.wordDropout ?? 0}`,
-    },
-    specHash: specInterfaceHash(spec),
-  });
-  const summary = {
-    out: o.out,
-    runDir: o.runDir,
-    demos: demos.length,
-    samples: ds.size,
-    params: finalParams.size,
-    steps: o.steps,
-    last: steps.last,
-    seconds: (performance.now() - started) / 1000,
-  };
-  return { stopped: false, summary };
 }
 
 interface StepContext extends PretrainHooks {
@@ -199,7 +243,7 @@ interface StepContext extends PretrainHooks {
 /** Steps to `o.steps`, logging mean losses every `logEvery` steps and checkpointing on schedule or on a stop. */
 async function takeSteps(
   trainer: BcTrainer,
-  ds: BcDataset,
+  ds: BcData,
   o: PretrainOptions,
   c: StepContext,
 ): Promise<{ stopped: boolean; last: Record<string, unknown> | null }> {

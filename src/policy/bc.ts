@@ -1,6 +1,7 @@
-// Behaviour cloning of the VLA: an in-memory dataset of (observation, expert action tokens), seeded
-// minibatches with random-shift image augmentation, and a train step that minimises the summed
-// cross-entropy of the action-token heads. Batches depend only on (seed, step), so a resumed run sees
+// Behaviour cloning of the VLA: rows of (observation, expert action tokens) held in memory (BcDataset) or
+// read on demand (BcRowSource, e.g. shards on disk), seeded minibatches with random-shift image
+// augmentation, and a train step that minimises the summed cross-entropy of the action-token heads.
+// Batches depend only on (seed, step) and the rows, never on where the rows live, so a resumed run sees
 // exactly the batches the uninterrupted run would have seen. Node-only (onnxruntime-node).
 import { dcos } from '../core/dmath.ts';
 import { Rng } from '../core/rng.ts';
@@ -26,6 +27,38 @@ export interface BcDataset {
   /** Rows are drawn in proportion to these (default: uniformly). */
   weights?: Float32Array;
 }
+
+/** What one row holds; a row source must match the VLA config's. */
+export interface BcRowLayout {
+  imageSize: [number, number];
+  cameras: string[];
+  proprio: { name: string; dim: number } | null;
+  maxLength: number;
+  /** Action heads in config order. */
+  actions: { name: string; n: number }[];
+}
+
+/** Rows read on demand: only the rows of a batch are ever in memory. */
+export interface BcRowSource {
+  readonly size: number;
+  readonly layout: BcRowLayout;
+  /** Copies row rows[b] into slot b of `into` (a dataset of rows.length rows). */
+  readRows(rows: Int32Array, into: BcDataset): void;
+}
+
+export type BcData = BcDataset | BcRowSource;
+
+export function bcRowLayout(config: VlaConfig): BcRowLayout {
+  return {
+    imageSize: [config.imageSize[0], config.imageSize[1]],
+    cameras: [...config.cameras],
+    proprio: config.proprio ? { name: config.proprio.name, dim: config.proprio.dim } : null,
+    maxLength: config.tokenizer.maxLength,
+    actions: config.actions.map((a) => ({ name: a.name, n: a.n })),
+  };
+}
+
+const isSource = (d: BcData): d is BcRowSource => 'readRows' in d;
 
 export interface BcOptions {
   batch: number;
@@ -76,6 +109,49 @@ export function checkBcDataset(ds: BcDataset, config: VlaConfig): void {
       if (l[i] < 0 || l[i] >= a.n)
         throw new RangeError(`BC dataset: labels.${a.name}[${i}] = ${l[i]} is outside [0, ${a.n})`);
   }
+}
+
+/** Checks a row source's layout against the config; the error names the first field that differs. */
+export function checkBcRowSource(src: BcRowSource, config: VlaConfig): void {
+  if (!Number.isInteger(src.size) || src.size < 1)
+    throw new RangeError(`BC rows: size must be a positive integer, got ${src.size}`);
+  const want = bcRowLayout(config);
+  for (const key of Object.keys(want) as (keyof BcRowLayout)[]) {
+    const [a, b] = [JSON.stringify(src.layout[key]), JSON.stringify(want[key])];
+    if (a !== b) throw new RangeError(`BC rows: ${key} is ${a}, the policy needs ${b}`);
+  }
+}
+
+/** An empty dataset of `size` rows shaped by the config. */
+export function emptyBcDataset(config: VlaConfig, size: number): BcDataset {
+  const [h, w] = config.imageSize;
+  return {
+    size,
+    images: Object.fromEntries(config.cameras.map((c) => [c, new Uint8Array(size * h * w * 3)])),
+    proprio: config.proprio ? new Float32Array(size * config.proprio.dim) : null,
+    tokens: new Int32Array(size * config.tokenizer.maxLength),
+    labels: Object.fromEntries(config.actions.map((a) => [a.name, new Int32Array(size)])),
+  };
+}
+
+/** The rows `rows` of `data`, in that order, as a dataset of rows.length rows. */
+export function gatherBcRows(data: BcData, config: VlaConfig, rows: Int32Array): BcDataset {
+  const out = emptyBcDataset(config, rows.length);
+  if (isSource(data)) {
+    data.readRows(rows, out);
+    return out;
+  }
+  const [h, w] = config.imageSize;
+  const px = h * w * 3;
+  const L = config.tokenizer.maxLength;
+  const d = config.proprio?.dim ?? 0;
+  rows.forEach((r, b) => {
+    for (const cam of config.cameras) out.images[cam].set(data.images[cam].subarray(r * px, (r + 1) * px), b * px);
+    if (out.proprio) out.proprio.set(data.proprio!.subarray(r * d, (r + 1) * d), b * d);
+    out.tokens.set(data.tokens.subarray(r * L, (r + 1) * L), b * L);
+    for (const a of config.actions) out.labels[a.name][b] = data.labels[a.name][r];
+  });
+  return out;
 }
 
 /** Loss graph: mean over the batch of -sum_d log pi(label_d | obs); the full log-probs are metrics. */
@@ -138,10 +214,10 @@ function weightedDraw(weights: Float32Array): (rng: Rng) => number {
   };
 }
 
-/** The minibatch of step `step`: rows drawn with replacement from Rng(seed, step), then augmented (word
- *  dropout draws from a stream of its own, so the rows and shifts do not depend on it). */
+/** The minibatch of step `step`: rows drawn with replacement from Rng(seed, step), gathered, then
+ *  augmented (word dropout draws from a stream of its own, so the rows and shifts do not depend on it). */
 export function bcBatch(
-  ds: BcDataset,
+  data: BcData,
   config: VlaConfig,
   batch: number,
   seed: number,
@@ -153,39 +229,29 @@ export function bcBatch(
   const [h, w] = config.imageSize;
   const px = h * w * 3;
   const L = config.tokenizer.maxLength;
-  const draw = ds.weights ? weightedDraw(ds.weights) : () => rng.int(ds.size);
+  const weights = isSource(data) ? undefined : data.weights;
+  const draw = weights ? weightedDraw(weights) : () => rng.int(data.size);
   const rows = Int32Array.from({ length: batch }, () => draw(rng));
+  const got = gatherBcRows(data, config, rows);
   const feeds: Feeds = {};
   for (const cam of config.cameras) {
     const img = new Uint8Array(batch * px);
-    const src = ds.images[cam];
-    rows.forEach((r, b) => {
+    for (let b = 0; b < batch; b++) {
       const dy = shift > 0 ? rng.int(2 * shift + 1) - shift : 0;
       const dx = shift > 0 ? rng.int(2 * shift + 1) - shift : 0;
-      shiftImage(src, r * px, img, b * px, h, w, dy, dx);
-    });
+      shiftImage(got.images[cam], b * px, img, b * px, h, w, dy, dx);
+    }
     feeds[cam] = tensor('uint8', img, [batch, h, w, 3]);
   }
-  const tokens = new Int32Array(batch * L);
-  rows.forEach((r, b) => tokens.set(ds.tokens.subarray(r * L, (r + 1) * L), b * L));
+  const tokens = got.tokens;
   if (wordDropout > 0) {
     const drop = new Rng(seed, 0x6bd00000 + step);
     for (let k = 0; k < tokens.length; k++)
       if (tokens[k] !== PAD_ID && drop.uniform() < wordDropout) tokens[k] = UNK_ID;
   }
   feeds[VLA_IO.tokens] = tensor('int32', tokens, [batch, L]);
-  if (config.proprio) {
-    const d = config.proprio.dim;
-    const p = new Float32Array(batch * d);
-    rows.forEach((r, b) => p.set(ds.proprio!.subarray(r * d, (r + 1) * d), b * d));
-    feeds[config.proprio.name] = tensor('float32', p, [batch, d]);
-  }
-  for (const a of config.actions)
-    feeds[VLA_IO.action(a.name)] = tensor(
-      'int32',
-      Int32Array.from(rows, (r) => ds.labels[a.name][r]),
-      [batch],
-    );
+  if (config.proprio) feeds[config.proprio.name] = tensor('float32', got.proprio!, [batch, config.proprio.dim]);
+  for (const a of config.actions) feeds[VLA_IO.action(a.name)] = tensor('int32', got.labels[a.name], [batch]);
   return { feeds, rows };
 }
 
@@ -200,8 +266,8 @@ export function bcLearningRate(opts: Pick<BcOptions, 'lr' | 'totalSteps' | 'minL
 
 export class BcTrainer {
   private steps = 0;
-  /** Datasets already checked against the config (each once, on its first step). */
-  private readonly checked = new WeakSet<BcDataset>();
+  /** Datasets and row sources already checked against the config (each once, on its first step). */
+  private readonly checked = new WeakSet<BcData>();
 
   private constructor(
     private readonly session: TrainSession,
@@ -226,9 +292,10 @@ export class BcTrainer {
     return this.steps;
   }
 
-  async step(ds: BcDataset): Promise<BcStepResult> {
+  async step(ds: BcData): Promise<BcStepResult> {
     if (!this.checked.has(ds)) {
-      checkBcDataset(ds, this.config);
+      if (isSource(ds)) checkBcRowSource(ds, this.config);
+      else checkBcDataset(ds, this.config);
       this.checked.add(ds);
     }
     const step = this.stepCount;

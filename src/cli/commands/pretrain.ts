@@ -11,7 +11,7 @@ import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar } from '
 import { InterruptedError, cooperate, interrupted } from '../interrupt.ts';
 
 const PretrainOptions = ProgressFlags.extend({
-  data: z.string().min(1),
+  data: z.array(z.string().min(1, 'a folder name is empty')).min(1),
   out: z.string().endsWith('.onnx', 'must end in .onnx'),
   steps: intFlag(1),
   batch: intFlag(1).max(4096),
@@ -66,7 +66,12 @@ export function registerPretrain(program: Command): void {
       'behaviour-clone the VLA on demonstrations from `wmrl collect` (cross-entropy on action tokens); ' +
         'the defaults are the recipe of models/vla-base.onnx',
     )
-    .requiredOption('--data <dir>', 'demonstration folder written by wmrl collect')
+    .requiredOption(
+      '--data <dirs>',
+      'demonstration folders written by wmrl collect (repeat the flag or separate them with commas): ' +
+        'each is re-simulated once into rows cached in the run folder, and the policy trains on their union',
+      (v: string, prev: string[] = []) => [...prev, ...v.split(',')],
+    )
     .requiredOption('--out <file.onnx>', 'policy file to write (plus its .json sidecar)')
     .option('--steps <n>', 'optimizer steps', '12000')
     .option('--batch <n>', 'batch size', '64')
