@@ -5,6 +5,7 @@ import { SceneError } from '../scene/index.ts';
 import { INTERRUPT_EXIT_CODE, InterruptedError, installInterruptHandler, resetInterrupt } from './interrupt.ts';
 import { registerBrew } from './commands/brew.ts';
 import { registerCollect } from './commands/collect.ts';
+import { registerDagger } from './commands/dagger.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerEval } from './commands/eval.ts';
 import { registerPretrain } from './commands/pretrain.ts';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerShadow(program);
   registerCollect(program);
   registerPretrain(program);
+  registerDagger(program);
   registerTrain(program);
   registerBrew(program);
   registerExperiment(program);

@@ -26,6 +26,7 @@ export const DRAW = {
   reservoir: 0x4e5e,
   groupStart: 0x5747,
   equalRewardRows: 0x6e71,
+  expertShare: 0xda66,
 } as const;
 
 /** The generator of one random draw site: `purpose` names the consumer (policy sampling, token noise,

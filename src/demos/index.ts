@@ -4,3 +4,6 @@
 export * from './demos.ts';
 export * from './folder.ts';
 export * from './pretrain.ts';
+export * from './labels.ts';
+export * from './dagger.ts';
+export * from './select.ts';

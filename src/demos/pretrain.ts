@@ -5,6 +5,7 @@
 // Node-only.
 import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
+import { readInputFile } from '../core/input-file.ts';
 import { hashOf } from '../core/hash.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { Graph } from '../nn/ir.ts';
@@ -12,7 +13,7 @@ import { ParamStore } from '../nn/params.ts';
 import { fixedCameras, tabletopSpec } from '../physics/index.ts';
 import { type BcData, BcTrainer } from '../policy/bc.ts';
 import { type BcCheckpoint, loadBcCheckpoint, saveBcCheckpoint } from '../policy/bc-checkpoint.ts';
-import { savePolicy } from '../policy/model.ts';
+import { loadPolicy, savePolicy } from '../policy/model.ts';
 import { type PresetName, PRETRAIN_SIZES, sceneWords } from '../policy/presets.ts';
 import { specInterfaceHash, vlaConfigFromSpec } from '../policy/spec-config.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
@@ -27,6 +28,7 @@ import {
   lockFile,
   lockFolder,
   resumeCheckpoint,
+  sha256Hex,
   startMetrics,
   StopFlag,
 } from '../store/index.ts';
@@ -35,6 +37,7 @@ import { type DemosMeta, readDemoFolder } from './folder.ts';
 import { cachedDemoRows, demoRowsSource } from './rows-cache.ts';
 import type { RowsSource } from './rows-format.ts';
 import { RowsUnion } from './rows-source.ts';
+import { Selection } from './select.ts';
 
 export interface PretrainOptions {
   /** Demonstration folders written by `wmrl collect` (or dagger): trained on the union of their rows. */
@@ -59,6 +62,13 @@ export interface PretrainOptions {
   resume?: boolean;
   onlySuccess?: boolean;
   counterfactual: boolean;
+  /** A policy file of the same network to start from (fine-tuning) instead of a seeded initialisation. */
+  init?: string;
+  /** Score the policy on the validation split every this many steps and at the end, and write the best
+   *  weights to `out` (0 or absent: the last weights). */
+  selectEvery?: number;
+  /** Validation episodes per task of each score. */
+  selectEpisodes?: number;
 }
 
 export interface PretrainHooks {
@@ -118,7 +128,7 @@ const dataHashOf = (folders: readonly DataFolder[]): string =>
   folders.length === 1 ? folders[0].source.dataHash : hashOf(folders.map((f) => f.source.dataHash).join(','));
 
 /** What must match for a resume to continue the same run. */
-function runKey(o: PretrainOptions, dataHash: string): Record<string, unknown> {
+function runKey(o: PretrainOptions, dataHash: string, initHash: string | null): Record<string, unknown> {
   return {
     batch: o.batch,
     lr: o.lr,
@@ -132,7 +142,22 @@ function runKey(o: PretrainOptions, dataHash: string): Record<string, unknown> {
     counterfactual: o.counterfactual,
     steps: o.steps,
     dataHash,
+    // absent when unused, so earlier runs still resume
+    ...(initHash ? { init: initHash } : {}),
+    ...(o.selectEvery ? { selectEvery: o.selectEvery, selectEpisodes: o.selectEpisodes ?? SELECT_EPISODES } : {}),
   };
+}
+
+const SELECT_EPISODES = 50;
+
+/** The weights of `--init`, which must be a policy of exactly the network being trained. */
+async function initParams(path: string, config: VlaConfig): Promise<ParamStore> {
+  const loaded = await loadPolicy(path).catch((e: Error) => {
+    throw new InputError(`--init: ${e.message}`);
+  });
+  if (canonicalJson(loaded.config) !== canonicalJson(config))
+    throw new InputError(`--init: ${path} is another network than --size and the data's vocabulary make`);
+  return loaded.params;
 }
 
 /** Checks the outputs, reads the demonstrations, then trains while holding the locks of `out` and `runDir`. */
@@ -156,13 +181,27 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
   const words = sceneWords(scene);
   const tokenizer = WordTokenizer.fromCorpus(words.corpus, { maxLength: words.maxLength });
   const config = vlaConfigFromSpec(spec, tokenizer.config, PRETRAIN_SIZES[o.size]);
-  const run = runKey(o, dataHashOf(folders));
+  const initBytes = o.init ? readInputFile(o.init, 'policy file (--init)') : null;
+  const run = runKey(o, dataHashOf(folders), initBytes && sha256Hex(initBytes));
   const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
   const inputs = folders.filter((f) => f.demos.length).map((f) => ({ data: f.dir, demos: f.demos, source: f.source }));
   const rows = new RowsUnion(await cachedDemoRows(o.runDir, inputs, scene, config, tokenizer, hooks.log));
   let fitted: Awaited<ReturnType<typeof fitPolicy>>;
   try {
-    fitted = await fitPolicy(rows, config, run, ck, o, { ...hooks, started });
+    const selection = o.selectEvery
+      ? new Selection(
+          {
+            runDir: o.runDir,
+            scene,
+            config,
+            specHash: specInterfaceHash(spec),
+            every: o.selectEvery,
+            episodes: o.selectEpisodes ?? SELECT_EPISODES,
+          },
+          ck?.step ?? 0,
+        )
+      : null;
+    fitted = await fitPolicy(rows, config, run, ck, o, { ...hooks, started, selection });
   } finally {
     rows.close();
   }
@@ -200,11 +239,12 @@ async function fitPolicy(
   run: Record<string, unknown>,
   ck: BcCheckpoint | null,
   o: PretrainOptions,
-  hooks: PretrainHooks & { started: number },
+  hooks: PretrainHooks & { started: number; selection: Selection | null },
 ): Promise<{ params: ParamStore | null; step: number; last: Record<string, unknown> | null }> {
   const g = new Graph();
   vlaForwardBuilder(config)(g);
-  const trainer = await BcTrainer.create(config, ck?.params ?? ParamStore.init(g.params, o.seed), {
+  const start = ck?.params ?? (o.init ? await initParams(o.init, config) : ParamStore.init(g.params, o.seed));
+  const trainer = await BcTrainer.create(config, start, {
     batch: o.batch,
     lr: o.lr,
     totalSteps: o.steps,
@@ -227,8 +267,20 @@ async function fitPolicy(
         params: trainer.params(),
         optimizer: trainer.exportOptimizer(),
       });
-    const r = await takeSteps(trainer, ds, o, { ...hooks, save, metricsPath });
-    return { params: r.stopped ? null : trainer.params(), step: trainer.stepCount, last: r.last };
+    const { selection } = hooks;
+    const score = async (step: number) => {
+      const success = await selection!.score(step, trainer.params());
+      hooks.log?.(`validation success at step ${step}: ${(100 * success).toFixed(1)}%`);
+    };
+    if (ck && selection && (selection.due(ck.step) || ck.step === o.steps) && !selection.scored(ck.step))
+      await score(ck.step);
+    const r = await takeSteps(trainer, ds, o, { ...hooks, save, metricsPath, score });
+    if (r.stopped) return { params: null, step: trainer.stepCount, last: r.last };
+    return {
+      params: selection ? await selection.bestParams() : trainer.params(),
+      step: trainer.stepCount,
+      last: r.last,
+    };
   } finally {
     await trainer.close();
   }
@@ -238,6 +290,9 @@ interface StepContext extends PretrainHooks {
   save(): void;
   metricsPath: string;
   started: number;
+  selection: Selection | null;
+  /** Scores the weights of a step on the validation split (after its checkpoint). */
+  score(step: number): Promise<void>;
 }
 
 /** Steps to `o.steps`, logging mean losses every `logEvery` steps and checkpointing on schedule or on a stop. */
@@ -275,7 +330,9 @@ async function takeSteps(
         window = 0;
         windowLoss = 0;
       }
-      if (checkpointDue(r.step, o.checkpointEvery, o.steps)) c.save();
+      const select = c.selection !== null && (c.selection.due(r.step) || r.step === o.steps);
+      if (select || checkpointDue(r.step, o.checkpointEvery, o.steps)) c.save();
+      if (select) await c.score(r.step);
       c.onStep?.(r.step, r.loss);
     }
     return { stopped: false, last };

@@ -1,0 +1,102 @@
+// The scripted expert as a labeller: at every state an episode visits, whoever acts, it records the clean
+// tokens it would choose there, and at approach-phase steps the tokens it would choose had the instruction
+// named each other object (counterfactual labels: the same image, another instruction, another action).
+import { DRAW, drawRng } from '../core/rng.ts';
+import type { BatchAction, ResetInfo } from '../env/types.ts';
+import { ACTION_NAMES, ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
+import type { Policy, StepContext } from '../rollout/index.ts';
+import type { TaskInstance } from '../task/index.ts';
+import { type CounterfactualLabel, counterfactualTask } from './demos.ts';
+
+/** An expert that reads the real state but another object's task (cached per real task, so its phase
+ *  memory persists through the episode). */
+function counterfactualExpert(env: TabletopEnv, object: number): ScriptedExpert {
+  const cache = new Map<TaskInstance, TaskInstance | null>();
+  const taskOf = (i: number): TaskInstance | null => {
+    const real = env.task(i);
+    if (!cache.has(real)) cache.set(real, counterfactualTask(env.scene, real, object));
+    return cache.get(real)!;
+  };
+  return new ScriptedExpert({
+    numEnvs: env.numEnvs,
+    scene: env.scene,
+    state: (i) => env.state(i),
+    task: (i) => taskOf(i) ?? env.task(i),
+  });
+}
+
+/** Per episode seed: the expert's clean tokens at every step, and its counterfactual labels. */
+export class ExpertLabeller {
+  readonly labels = new Map<number, number[]>();
+  readonly counterfactual = new Map<number, CounterfactualLabel[]>();
+  private readonly expert: ScriptedExpert;
+  private readonly others: { object: number; expert: ScriptedExpert }[];
+  private readonly slotSeed: Int32Array;
+
+  constructor(private readonly env: TabletopEnv) {
+    this.expert = new ScriptedExpert(env);
+    this.others = env.scene.objects.map((_, o) => ({ object: o, expert: counterfactualExpert(env, o) }));
+    this.slotSeed = new Int32Array(env.numEnvs).fill(-1);
+  }
+
+  onReset(envs: number[], info: ResetInfo): void {
+    for (const i of envs) {
+      this.slotSeed[i] = info.seeds[i];
+      this.labels.set(info.seeds[i], []);
+      this.counterfactual.set(info.seeds[i], []);
+    }
+  }
+
+  /** The expert's clean tokens for every slot at the current states, recorded for the live slots. */
+  label(ctx: StepContext): BatchAction {
+    const { env, expert } = this;
+    const clean = expert.act();
+    const alt = this.others.map((x) => x.expert.act());
+    for (let i = 0; i < env.numEnvs; i++) {
+      const rec = this.labels.get(this.slotSeed[i]);
+      if (!rec || ctx.keys[i] < 0) continue;
+      const task = env.task(i);
+      this.others.forEach((x, k) => {
+        if (x.object === task.object || counterfactualTask(env.scene, task, x.object) === null) return;
+        if (expert.phase(i) !== 'approach' || x.expert.phase(i) !== 'approach') return;
+        this.counterfactual
+          .get(this.slotSeed[i])!
+          .push({ step: ctx.steps[i], object: x.object, tokens: ACTION_NAMES.map((n) => alt[k][n][i]) });
+      });
+      for (const name of ACTION_NAMES) rec.push(clean[name][i]);
+    }
+    return clean;
+  }
+}
+
+/** DAgger's rollout policy: per (episode, step), the expert's clean tokens with probability `expertShare`,
+ *  else the learner's; the labeller records the expert's tokens at every visited state either way. */
+export function learnerWithExpert(
+  env: TabletopEnv,
+  learner: Policy,
+  expertShare: number,
+  seed: number,
+): Policy & { labeller: ExpertLabeller } {
+  if (!(expertShare >= 0 && expertShare <= 1))
+    throw new RangeError(`expert share must be in [0, 1], got ${expertShare}`);
+  const labeller = new ExpertLabeller(env);
+  return {
+    labeller,
+    onReset(envs, info) {
+      labeller.onReset(envs, info);
+      learner.onReset?.(envs, info);
+    },
+    async act(obs, ctx) {
+      const clean = labeller.label(ctx);
+      const own = await learner.act(obs, ctx);
+      const actions: BatchAction = {};
+      for (const name of ACTION_NAMES) actions[name] = Int32Array.from(own.actions[name] as Int32Array);
+      for (let i = 0; i < env.numEnvs; i++) {
+        if (ctx.keys[i] < 0 || expertShare === 0) continue;
+        if (drawRng(seed, ctx.keys[i], ctx.steps[i], DRAW.expertShare).uniform() >= expertShare) continue;
+        for (const name of ACTION_NAMES) (actions[name] as Int32Array)[i] = clean[name][i];
+      }
+      return { actions };
+    },
+  };
+}
