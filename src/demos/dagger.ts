@@ -13,9 +13,8 @@ import { type EvalReport, policySource, runEval } from '../eval/index.ts';
 import { runEpisodes } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { commitFiles, hasCheckpoint, lockFolder, runKeyDiff } from '../store/index.ts';
-import type { Demo } from './demos.ts';
 import { DEMOS_FORMAT, readDemoFolder, writeDemoFolder } from './folder.ts';
-import { learnerWithExpert } from './labels.ts';
+import { type Demo, learnerWithExpert } from './labels.ts';
 import { type PretrainHooks, type PretrainOptions, pretrain } from './pretrain.ts';
 
 export const DAGGER_FORMAT = 'wmrl-dagger/1';
@@ -150,13 +149,7 @@ async function labelledRollouts(o: DaggerOptions, k: number, policy: string, sha
         },
         onEpisode: () => hooks.onEpisode?.(),
       });
-      const l = labeller!;
-      for (const e of episodes)
-        demos.push({
-          ...e,
-          labels: Int32Array.from(l.labels.get(e.seed)!.slice(0, e.actions.length)),
-          counterfactual: l.counterfactual.get(e.seed)!.filter((x) => x.step < e.length),
-        });
+      demos.push(...labeller!.demos(episodes));
     }
   } finally {
     await source.close();

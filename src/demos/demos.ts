@@ -6,104 +6,15 @@
 // Observations are not stored: the env is deterministic, so pretraining re-simulates them from the
 // seed and the executed tokens (and checks the rewards match).
 import { InputError } from '../core/errors.ts';
-import { DRAW, drawRng } from '../core/rng.ts';
 import type { BatchAction, BatchObs } from '../env/types.ts';
-import { ACTION_NAMES, ScriptedExpert, createTabletopEnv, type TabletopEnv } from '../physics/index.ts';
+import { ACTION_NAMES, createTabletopEnv } from '../physics/index.ts';
 import { type BcDataset, emptyBcDataset } from '../policy/bc.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { WordTokenizer } from '../policy/tokenizer.ts';
-import { actionBins } from '../core/spec.ts';
-import { noiseTokens, type Policy, type StoredEpisode } from '../rollout/index.ts';
+import type { StoredEpisode } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import type { TaskInstance } from '../task/index.ts';
 import { runEpisodes } from '../physics/index.ts';
-
-export type Demo = StoredEpisode & { labels: Int32Array; counterfactual: CounterfactualLabel[] };
-
-/** The same episode with another object to manipulate: same layout and target, the instruction with
- *  the object's phrase swapped (null when that object is the target). */
-export function counterfactualTask(scene: Scene, task: TaskInstance, object: number): TaskInstance | null {
-  if (object === task.object || (task.target.kind === 'object' && task.target.index === object)) return null;
-  const from = scene.objects[task.object].words;
-  const k = from.findIndex((w) => task.instruction.includes(w));
-  if (k < 0)
-    throw new Error(`instruction "${task.instruction}" does not name object ${scene.objects[task.object].name}`);
-  const to = scene.objects[object].words;
-  return { ...task, object, instruction: task.instruction.replace(from[k], to[k] ?? to[0]) };
-}
-
-/** One counterfactual label: at step `step` of the episode, had the instruction named `object`, the
- *  expert would have chosen `tokens` (recorded only while both experts are still approaching). */
-export interface CounterfactualLabel {
-  step: number;
-  object: number;
-  tokens: number[];
-}
-
-/** An expert that reads the real state but another object's task (cached per real task, so its phase
- *  memory persists through the episode). */
-function counterfactualExpert(env: TabletopEnv, object: number): ScriptedExpert {
-  const cache = new Map<TaskInstance, TaskInstance | null>();
-  const taskOf = (i: number): TaskInstance | null => {
-    const real = env.task(i);
-    if (!cache.has(real)) cache.set(real, counterfactualTask(env.scene, real, object));
-    return cache.get(real)!;
-  };
-  return new ScriptedExpert({
-    numEnvs: env.numEnvs,
-    scene: env.scene,
-    state: (i) => env.state(i),
-    task: (i) => taskOf(i) ?? env.task(i),
-  });
-}
-
-/** The expert acting with token noise (drawn per episode and step, so the demonstrations do not depend
- *  on --num-envs); `labels` keeps, per episode seed, the clean tokens it chose, and `counterfactual`
- *  what it would have chosen for each other object at approach-phase steps. */
-export function noisyExpert(
-  env: TabletopEnv,
-  noise: number,
-  seed: number,
-): Policy & { labels: Map<number, number[]>; counterfactual: Map<number, CounterfactualLabel[]> } {
-  const expert = new ScriptedExpert(env);
-  const others = env.scene.objects.map((_, o) => ({ object: o, expert: counterfactualExpert(env, o) }));
-  const dims = actionBins(env.spec);
-  const labels = new Map<number, number[]>();
-  const counterfactual = new Map<number, CounterfactualLabel[]>();
-  const slotSeed = new Int32Array(env.numEnvs).fill(-1);
-  return {
-    labels,
-    counterfactual,
-    onReset(envs, info) {
-      for (const i of envs) {
-        slotSeed[i] = info.seeds[i];
-        labels.set(info.seeds[i], []);
-        counterfactual.set(info.seeds[i], []);
-      }
-    },
-    act(_obs, ctx) {
-      const clean = expert.act();
-      const alt = others.map((x) => x.expert.act());
-      const out: BatchAction = {};
-      for (const name of ACTION_NAMES) out[name] = Int32Array.from(clean[name]);
-      for (let i = 0; i < env.numEnvs; i++) {
-        const rec = labels.get(slotSeed[i]);
-        if (!rec || ctx.keys[i] < 0) continue;
-        const step = ctx.steps[i];
-        others.forEach((x, k) => {
-          if (x.object === env.task(i).object || counterfactualTask(env.scene, env.task(i), x.object) === null) return;
-          if (expert.phase(i) !== 'approach' || x.expert.phase(i) !== 'approach') return;
-          counterfactual
-            .get(slotSeed[i])!
-            .push({ step, object: x.object, tokens: ACTION_NAMES.map((n) => alt[k][n][i]) });
-        });
-        for (const name of ACTION_NAMES) rec.push(clean[name][i]);
-        if (noise > 0) noiseTokens(dims, out, i, noise, drawRng(seed, ctx.keys[i], step, DRAW.tokenNoise));
-      }
-      return { actions: out };
-    },
-  };
-}
+import { counterfactualTask, type Demo, type ExpertLabeller, noisyExpert } from './labels.ts';
 
 /** Demonstrations of one task on train-split episodes [seedOffset, seedOffset + episodes). */
 export async function collectDemos(
@@ -118,7 +29,7 @@ export async function collectDemos(
     onEpisode?: (e: StoredEpisode) => void;
   },
 ): Promise<Demo[]> {
-  let policy: ReturnType<typeof noisyExpert> | null = null;
+  let labeller: ExpertLabeller | null = null;
   const episodes = await runEpisodes({
     scene,
     taskId,
@@ -128,14 +39,14 @@ export async function collectDemos(
     seedOffset: o.seedOffset,
     numEnvs: o.numEnvs,
     recordStates: true,
-    makePolicy: (env) => (policy = noisyExpert(env, o.noise, o.seed)),
+    makePolicy: (env) => {
+      const policy = noisyExpert(env, o.noise, o.seed);
+      labeller = policy.labeller;
+      return policy;
+    },
     onEpisode: o.onEpisode,
   });
-  return episodes.map((e) => ({
-    ...e,
-    labels: Int32Array.from(policy!.labels.get(e.seed)!.slice(0, e.actions.length)),
-    counterfactual: policy!.counterfactual.get(e.seed)!.filter((x) => x.step < e.length),
-  }));
+  return labeller!.demos(episodes);
 }
 
 /** Where re-simulated rows go: each frame once, then the rows on it (the real step's, then its

@@ -14,7 +14,7 @@ import { loadSceneFile } from '../scene/load-file.ts';
 import { SceneError } from '../scene/load.ts';
 import { type CommitOptions, commitFiles } from '../store/index.ts';
 import { sampleTask, stateNames, type TaskInstance } from '../task/index.ts';
-import { counterfactualTask, type Demo } from './demos.ts';
+import { counterfactualTask, type Demo } from './labels.ts';
 
 export const DEMOS_FORMAT = 'wmrl-demos/1';
 

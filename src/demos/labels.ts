@@ -1,12 +1,37 @@
 // The scripted expert as a labeller: at every state an episode visits, whoever acts, it records the clean
 // tokens it would choose there, and at approach-phase steps the tokens it would choose had the instruction
 // named each other object (counterfactual labels: the same image, another instruction, another action).
+// Two policies execute around it: the expert itself with token noise (DART demonstrations), and a learner
+// mixed with the expert (DAgger rounds).
 import { DRAW, drawRng } from '../core/rng.ts';
+import { actionBins } from '../core/spec.ts';
 import type { BatchAction, ResetInfo } from '../env/types.ts';
 import { ACTION_NAMES, ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
-import type { Policy, StepContext } from '../rollout/index.ts';
+import { noiseTokens, type Policy, type StepContext, type StoredEpisode } from '../rollout/index.ts';
+import type { Scene } from '../scene/index.ts';
 import type { TaskInstance } from '../task/index.ts';
-import { type CounterfactualLabel, counterfactualTask } from './demos.ts';
+
+export type Demo = StoredEpisode & { labels: Int32Array; counterfactual: CounterfactualLabel[] };
+
+/** The same episode with another object to manipulate: same layout and target, the instruction with
+ *  the object's phrase swapped (null when that object is the target). */
+export function counterfactualTask(scene: Scene, task: TaskInstance, object: number): TaskInstance | null {
+  if (object === task.object || (task.target.kind === 'object' && task.target.index === object)) return null;
+  const from = scene.objects[task.object].words;
+  const k = from.findIndex((w) => task.instruction.includes(w));
+  if (k < 0)
+    throw new Error(`instruction "${task.instruction}" does not name object ${scene.objects[task.object].name}`);
+  const to = scene.objects[object].words;
+  return { ...task, object, instruction: task.instruction.replace(from[k], to[k] ?? to[0]) };
+}
+
+/** One counterfactual label: at step `step` of the episode, had the instruction named `object`, the
+ *  expert would have chosen `tokens` (recorded only while both experts are still approaching). */
+export interface CounterfactualLabel {
+  step: number;
+  object: number;
+  tokens: number[];
+}
 
 /** An expert that reads the real state but another object's task (cached per real task, so its phase
  *  memory persists through the episode). */
@@ -67,6 +92,36 @@ export class ExpertLabeller {
     }
     return clean;
   }
+
+  /** The episodes with their labels, as demonstrations. */
+  demos(episodes: readonly StoredEpisode[]): Demo[] {
+    return episodes.map((e) => ({
+      ...e,
+      labels: Int32Array.from(this.labels.get(e.seed)!.slice(0, e.actions.length)),
+      counterfactual: this.counterfactual.get(e.seed)!.filter((x) => x.step < e.length),
+    }));
+  }
+}
+
+/** The expert acting with token noise (drawn per episode and step, so the demonstrations do not depend
+ *  on --num-envs), labelled with its clean tokens (DART). */
+export function noisyExpert(env: TabletopEnv, noise: number, seed: number): Policy & { labeller: ExpertLabeller } {
+  const labeller = new ExpertLabeller(env);
+  const dims = actionBins(env.spec);
+  return {
+    labeller,
+    onReset: (envs, info) => labeller.onReset(envs, info),
+    act(_obs, ctx) {
+      const clean = labeller.label(ctx);
+      const out: BatchAction = {};
+      for (const name of ACTION_NAMES) out[name] = Int32Array.from(clean[name]);
+      if (noise > 0)
+        for (let i = 0; i < env.numEnvs; i++)
+          if (ctx.keys[i] >= 0)
+            noiseTokens(dims, out, i, noise, drawRng(seed, ctx.keys[i], ctx.steps[i], DRAW.tokenNoise));
+      return { actions: out };
+    },
+  };
 }
 
 /** DAgger's rollout policy: per (episode, step), the expert's clean tokens with probability `expertShare`,

@@ -32,7 +32,7 @@ import {
   startMetrics,
   StopFlag,
 } from '../store/index.ts';
-import type { Demo } from './demos.ts';
+import type { Demo } from './labels.ts';
 import { type DemosMeta, readDemoFolder } from './folder.ts';
 import { cachedDemoRows, demoRowsSource } from './rows-cache.ts';
 import type { RowsSource } from './rows-format.ts';
