@@ -59,7 +59,9 @@ export function addBcFlags(cmd: Command, defaults: { steps: string } = { steps: 
 }
 
 /** The training part of PretrainOptions from parsed flags. */
-export function bcTrainOptions(f: BcFlagValues): Omit<PretrainOptions, 'data' | 'out' | 'runDir' | 'init' | 'resume'> {
+export function bcTrainOptions(
+  f: BcFlagValues,
+): Omit<PretrainOptions, 'data' | 'out' | 'runDir' | 'rowsDir' | 'init' | 'resume'> {
   return {
     steps: f.steps,
     batch: f.batch,

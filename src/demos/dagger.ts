@@ -46,7 +46,7 @@ export interface DaggerOptions {
   /** 'previous': each round fine-tunes the previous round's policy; 'scratch': trains anew. */
   from: 'previous' | 'scratch';
   /** Pretraining of each round (data, out, runDir, init and resume are set per round). */
-  train: Omit<PretrainOptions, 'data' | 'out' | 'runDir' | 'init' | 'resume'>;
+  train: Omit<PretrainOptions, 'data' | 'out' | 'runDir' | 'rowsDir' | 'init' | 'resume'>;
 }
 
 const ScoreSchema = z.object({
@@ -224,6 +224,7 @@ export async function dagger(
           data,
           out: join(o.dir, policy),
           runDir,
+          rowsDir: join(o.dir, 'rows'),
           init: o.from === 'previous' ? previous : undefined,
           resume: hasCheckpoint(runDir),
         },

@@ -46,6 +46,9 @@ export interface PretrainOptions {
   out: string;
   /** Checkpoints and metrics.jsonl. */
   runDir: string;
+  /** Where the re-simulated rows of each --data folder are cached: default `runDir`/rows, pruned to what
+   *  the run uses; a folder given here may be shared by runs and is never pruned. */
+  rowsDir?: string;
   steps: number;
   batch: number;
   lr: number;
@@ -185,7 +188,9 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
   const run = runKey(o, dataHashOf(folders), initBytes && sha256Hex(initBytes));
   const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
   const inputs = folders.filter((f) => f.demos.length).map((f) => ({ data: f.dir, demos: f.demos, source: f.source }));
-  const rows = new RowsUnion(await cachedDemoRows(o.runDir, inputs, scene, config, tokenizer, hooks.log));
+  const rows = new RowsUnion(
+    await cachedDemoRows(o.rowsDir ?? join(o.runDir, 'rows'), !o.rowsDir, inputs, scene, config, tokenizer, hooks.log),
+  );
   let fitted: Awaited<ReturnType<typeof fitPolicy>>;
   try {
     const selection = o.selectEvery

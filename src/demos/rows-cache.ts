@@ -74,17 +74,17 @@ export interface CachedRowsInput {
   source: RowsSource;
 }
 
-/** The rows of each input, from its cache under `runDir`/rows (made when missing or stale); caches no
- *  input uses are deleted. */
+/** The rows of each input, from its cache under `root` (made when missing or stale); with `prune`, caches
+ *  no input uses are deleted. */
 export async function cachedDemoRows(
-  runDir: string,
+  root: string,
+  prune: boolean,
   inputs: readonly CachedRowsInput[],
   scene: Scene,
   config: VlaConfig,
   tokenizer: WordTokenizer,
   log?: (line: string) => void,
 ): Promise<RowsFolder[]> {
-  const root = join(runDir, 'rows');
   const keep = new Set<string>();
   const folders: RowsFolder[] = [];
   try {
@@ -106,7 +106,7 @@ export async function cachedDemoRows(
     for (const f of folders) f.close();
     throw err;
   }
-  for (const name of existsSync(root) ? readdirSync(root) : [])
+  for (const name of prune && existsSync(root) ? readdirSync(root) : [])
     if (!keep.has(name)) rmSync(join(root, name), { recursive: true, force: true });
   return folders;
 }

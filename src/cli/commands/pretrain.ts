@@ -14,6 +14,7 @@ const PretrainOptions = ProgressFlags.merge(BcFlags).extend({
   out: z.string().endsWith('.onnx', 'must end in .onnx'),
   init: z.string().endsWith('.onnx', 'must end in .onnx').optional(),
   runDir: z.string().optional(),
+  rowsDir: z.string().optional(),
   resume: z.boolean().optional(),
   json: z.boolean().optional(),
 });
@@ -61,6 +62,10 @@ export function registerPretrain(program: Command): void {
     .requiredOption('--out <file.onnx>', 'policy file to write (plus its .json sidecar)')
     .option('--init <file.onnx>', 'start from this policy (the same network) instead of a seeded initialisation')
     .option('--run-dir <dir>', 'checkpoints and metrics.jsonl (default: runs/pretrain-<name>)')
+    .option(
+      '--rows-dir <dir>',
+      're-simulated rows of each --data folder, cached (default: RUN_DIR/rows); a folder runs may share',
+    )
     .option(
       '--resume',
       'continue from the checkpoint in the run folder (same options and data): ' +
