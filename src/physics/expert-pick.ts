@@ -1,14 +1,17 @@
+import { dcos, dsin } from '../core/dmath.ts';
 import type { Scene } from '../scene/schema.ts';
+import { distToRect, distXY, supportAlong } from '../task/geometry.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
-import { isHeld } from '../task/verify.ts';
+import { isHeld, TOL } from '../task/verify.ts';
 import {
-  enter,
+  label,
   nearestEquivalent,
   nearXY,
   yawClose,
   yawOf,
   Z_TOL,
   XY_TOL,
+  YAW_TOL,
   type Goal,
   type Memory,
 } from './expert-util.ts';
@@ -17,57 +20,99 @@ import { YAW_LIMIT } from './sim.ts';
 /** TCP heights (m): hover above the object before descending, carry height. */
 const HOVER_ABOVE = 0.08;
 const CARRY_Z = 0.13;
-const CLOSE_STEPS = 3;
-const RELEASE_STEPS = 3;
+/** Actions the gripper closes in place before lifting, and opens in place before retreating. */
+const CLOSE_STEPS = 4;
+const RELEASE_STEPS = 4;
+/** Closing this many actions without a grip is a missed grasp. */
+const CLOSE_LIMIT = 8;
+/** A finger gap (sum of both openings) at least this share of the full opening counts as open. */
+const OPEN_SHARE = 0.75;
+/** An object this close to its place height (m) counts as put down there. */
+const PLACED_Z = 0.01;
 
-/** pick_place / stack / put_in_bin: approach above, descend, close, lift, carry, lower, release,
- *  retreat; after a missed grasp or a drop: open, rise and start over. */
+/** pick_place / stack / put_in_bin, with the phase read from the state at every step:
+ *  - held: lift straight up, carry at CARRY_Z, lower over the place, release there (never open elsewhere);
+ *  - not held and at its place: retreat upwards;
+ *  - TCP at the object with the gripper not closed past it: close;
+ *  - gripper not open (a missed grasp, a drop, a half-closed gripper anywhere): open and rise first;
+ *  - else approach above the object (rising first when low), descend onto it.
+ *  Memory only times the close and the release, keeps a missed grasp rising until open, and keeps the
+ *  yaw of a missed grasp so the next one takes the other pair of faces (a finger may have met a wall). */
 export function pickGoal(scene: Scene, s: TabletopState, task: TaskInstance, mem: Memory): Goal {
   const obj = scene.objects[task.object];
   const o = s.objects[task.object];
   const held = isHeld(obj, o, s);
   const ee = s.eePos;
-  const grasp = obj.shape === 'box' ? nearestEquivalent(yawOf(o.quat), Math.PI / 2, s.eeYaw, YAW_LIMIT) : s.eeYaw;
-  const hover = o.pos[2] + HOVER_ABOVE;
+  const gap = s.fingers[0] + s.fingers[1];
+  const stay = (phase: string, grip: number): Goal => {
+    label(mem, phase);
+    return { pos: [ee[0], ee[1], ee[2]], yaw: s.eeYaw, grip };
+  };
   const [gx, gy, placeZ, placeYaw] = placeGoal(scene, task, s);
   // Keep the grasp offset: bring the object (not the TCP) over the goal.
   const tx = gx + ee[0] - o.pos[0],
     ty = gy + ee[1] - o.pos[1];
-  const at = (x: number, y: number, z: number, yaw: number) =>
-    nearXY(ee, x, y) && Math.abs(ee[2] - z) < Z_TOL && yawClose(yaw, s.eeYaw);
-  mem.timer++;
-  switch (mem.phase) {
-    case 'approach':
-      if (at(o.pos[0], o.pos[1], hover, grasp)) enter(mem, 'descend');
-      return { pos: [o.pos[0], o.pos[1], hover], yaw: grasp, grip: 0 };
-    case 'descend':
-      if (!nearXY(ee, o.pos[0], o.pos[1], 3 * XY_TOL)) enter(mem, 'approach');
-      else if (Math.abs(ee[2] - o.pos[2]) < Z_TOL) enter(mem, 'close');
-      return { pos: [o.pos[0], o.pos[1], o.pos[2]], yaw: grasp, grip: 0 };
-    case 'close':
-      if (mem.timer > CLOSE_STEPS) enter(mem, held ? 'lift' : 'recover');
-      return { pos: [ee[0], ee[1], ee[2]], yaw: s.eeYaw, grip: 1 };
-    case 'lift':
-      if (!held) enter(mem, 'recover');
-      else if (ee[2] > CARRY_Z - Z_TOL) enter(mem, 'carry');
-      return { pos: [ee[0], ee[1], CARRY_Z], yaw: s.eeYaw, grip: 1 };
-    case 'carry':
-      if (!held) enter(mem, 'recover');
-      else if (at(tx, ty, CARRY_Z, placeYaw)) enter(mem, 'lower');
-      return { pos: [tx, ty, CARRY_Z], yaw: placeYaw, grip: 1 };
-    case 'lower':
-      if (!held) enter(mem, 'recover');
-      else if (Math.abs(ee[2] - placeZ) < Z_TOL) enter(mem, 'release');
+  const atPlace = nearXY(ee, tx, ty, 3 * XY_TOL) && Math.abs(ee[2] - placeZ) < Z_TOL;
+  const releasing = mem.phase === 'release' && mem.timer < RELEASE_STEPS;
+
+  if (held) {
+    if (mem.phase === 'close' && mem.timer < CLOSE_STEPS) return stay('close', 1);
+    if (atPlace) return stay('release', 0);
+    const aligned = yawClose(placeYaw, s.eeYaw);
+    const lowering =
+      (nearXY(ee, tx, ty) && ee[2] < CARRY_Z + Z_TOL && aligned) ||
+      (nearXY(ee, tx, ty, 3 * XY_TOL) && ee[2] < CARRY_Z - Z_TOL && yawClose(placeYaw, s.eeYaw, 2 * YAW_TOL));
+    if (lowering) {
+      label(mem, 'lower');
       return { pos: [tx, ty, placeZ], yaw: placeYaw, grip: 1 };
-    case 'release':
-      if (mem.timer > RELEASE_STEPS) enter(mem, 'retreat');
-      return { pos: [ee[0], ee[1], ee[2]], yaw: s.eeYaw, grip: 0 };
-    case 'retreat':
-      return { pos: [ee[0], ee[1], CARRY_Z], yaw: s.eeYaw, grip: 0 };
-    default: // recover
-      if (ee[2] > hover - Z_TOL && s.fingers[0] + s.fingers[1] > scene.robot.finger.maxOpening) enter(mem, 'approach');
-      return { pos: [ee[0], ee[1], hover], yaw: s.eeYaw, grip: 0 };
+    }
+    if (ee[2] < CARRY_Z - Z_TOL) {
+      label(mem, 'lift');
+      return { pos: [ee[0], ee[1], CARRY_Z], yaw: s.eeYaw, grip: 1 };
+    }
+    label(mem, 'carry');
+    return { pos: [tx, ty, CARRY_Z], yaw: placeYaw, grip: 1 };
   }
+
+  // Let go at the place: keep the fingers opening there for a few steps before rising.
+  if (releasing && distXY(o.pos, [gx, gy]) < 0.02 && Math.abs(ee[2] - placeZ) < 2 * Z_TOL) return stay('release', 0);
+  if (placedAt(scene, task, s)) {
+    label(mem, 'retreat');
+    return { pos: [ee[0], ee[1], Math.max(ee[2], CARRY_Z)], yaw: s.eeYaw, grip: 0 };
+  }
+  const hover = o.pos[2] + HOVER_ABOVE;
+  const open = gap > OPEN_SHARE * 2 * scene.robot.finger.maxOpening;
+  const rising = mem.phase === 'recover' && !(open && ee[2] > hover - Z_TOL);
+  // The face pair nearest the tool's yaw; after a failed grasp, the pair a quarter turn from that one.
+  const m = mem.missedYaw;
+  const near = m === null ? s.eeYaw : m > 0 ? m - Math.PI / 2 : m + Math.PI / 2;
+  const grasp = obj.shape === 'box' ? nearestEquivalent(yawOf(o.quat), Math.PI / 2, near, YAW_LIMIT) : s.eeYaw;
+  const atObject =
+    nearXY(ee, o.pos[0], o.pos[1], 3 * XY_TOL) &&
+    Math.abs(ee[2] - o.pos[2]) < Z_TOL &&
+    yawClose(grasp, s.eeYaw, 2 * YAW_TOL);
+  if (!rising && atObject) {
+    // Closed past the object's width, or no grip after a while (a finger against a wall): missed.
+    const width = 2 * supportAlong(obj, o.quat, [dcos(s.eeYaw), dsin(s.eeYaw), 0]);
+    if (gap > width - TOL.holdGap && !(mem.phase === 'close' && mem.timer >= CLOSE_LIMIT)) return stay('close', 1);
+    mem.missedYaw = s.eeYaw;
+  }
+  if (rising || !open || atObject) {
+    label(mem, 'recover');
+    return { pos: [ee[0], ee[1], Math.max(ee[2], hover)], yaw: s.eeYaw, grip: 0 };
+  }
+  const descending =
+    (nearXY(ee, o.pos[0], o.pos[1]) && ee[2] < hover + Z_TOL && yawClose(grasp, s.eeYaw)) ||
+    (nearXY(ee, o.pos[0], o.pos[1], 3 * XY_TOL) && ee[2] < hover - Z_TOL && yawClose(grasp, s.eeYaw, 2 * YAW_TOL));
+  if (descending) {
+    label(mem, 'descend');
+    return { pos: [o.pos[0], o.pos[1], o.pos[2]], yaw: grasp, grip: 0 };
+  }
+  label(mem, 'approach');
+  // Low and off to the side: straight up first, so the fingers do not sweep the object on the way.
+  if (ee[2] < hover - Z_TOL && !nearXY(ee, o.pos[0], o.pos[1], 3 * XY_TOL))
+    return { pos: [ee[0], ee[1], hover], yaw: grasp, grip: 0 };
+  return { pos: [o.pos[0], o.pos[1], hover], yaw: grasp, grip: 0 };
 }
 
 /** Where the carried object goes: goal xy, TCP height to release at, and tool yaw. */
@@ -87,4 +132,25 @@ function placeGoal(scene: Scene, task: TaskInstance, s: TabletopState): [number,
   // Align with the target cube's faces: its yaw modulo a quarter turn nearest the current yaw.
   const yaw = tq.shape === 'box' ? nearestEquivalent(yawOf(t.quat), Math.PI / 2, s.eeYaw, YAW_LIMIT) : s.eeYaw;
   return [t.pos[0], t.pos[1], t.pos[2] + tq.halfExtents[2] + half + 0.004, yaw];
+}
+
+/** The (not held) object is down on its target (on the zone, inside the bin, on the target cube): leave it. */
+function placedAt(scene: Scene, task: TaskInstance, s: TabletopState): boolean {
+  const o = s.objects[task.object].pos;
+  const half = scene.objects[task.object].halfExtents[2];
+  const { kind, index } = task.target;
+  if (kind === 'zone')
+    return (
+      distToRect(o[0], o[1], scene.zones[index].centre, scene.zones[index].halfSize) === 0 && o[2] < half + PLACED_Z
+    );
+  if (kind === 'bin') {
+    const b = scene.bins[index];
+    return distToRect(o[0], o[1], b.centre, b.halfSize) === 0 && o[2] <= b.height;
+  }
+  const t = s.objects[index];
+  const th = scene.objects[index].halfExtents;
+  return (
+    distXY(o, t.pos) <= TOL.stackXYFrac * 2 * Math.min(th[0], th[1]) &&
+    Math.abs(o[2] - (t.pos[2] + th[2] + half)) < PLACED_Z
+  );
 }

@@ -10,26 +10,34 @@ export interface Goal {
   grip: number;
 }
 
-/** Per-env phase memory of the scripted expert. */
+/** Per-env memory of the scripted expert. The phase is read from the state at every step; memory only
+ *  adds short hysteresis the state cannot show (how long the gripper has been closing or opening, a
+ *  failed grasp still rising, a stalled push backing off) and is dropped when the state disagrees. */
 export interface Memory {
   task: TaskInstance | null;
+  /** The phase of the last action, and how many actions in a row had it. */
   phase: string;
-  /** Steps spent in the current phase. */
   timer: number;
-  /** push: where the object was when the current leg started, the point to back off to, stall tracking. */
-  legStart: [number, number] | null;
+  /** push: the point to back off to once the object is in the zone; the object's last position and the
+   *  pushes in a row that hardly moved it. */
   hold: Vec3 | null;
   lastObj: Vec3;
   stalled: number;
+  /** pick: the tool yaw of the last grasp that failed; the next one takes the other pair of faces. */
+  missedYaw: number | null;
 }
 
 export function freshMemory(task: TaskInstance | null): Memory {
-  return { task, phase: 'approach', timer: 0, legStart: null, hold: null, lastObj: [0, 0, 0], stalled: 0 };
+  return { task, phase: 'approach', timer: 0, hold: null, lastObj: [0, 0, 0], stalled: 0, missedYaw: null };
 }
 
-export function enter(mem: Memory, phase: string): void {
-  mem.phase = phase;
-  mem.timer = 0;
+/** Records the phase of this step's action (the timer counts consecutive actions in one phase). */
+export function label(mem: Memory, phase: string): void {
+  if (mem.phase === phase) mem.timer++;
+  else {
+    mem.phase = phase;
+    mem.timer = 1;
+  }
 }
 
 /** Tolerances shared by the scripts. */
@@ -58,8 +66,11 @@ export function nearestEquivalent(target: number, period: number, current: numbe
   return clamp(y, -limit, limit);
 }
 
-/** Yaw of an object's x axis. */
+/** Yaw of an object's x axis; for a box tipped onto a side, of the body axis that lies flat instead
+ *  (the y axis turned back a quarter turn, or the z axis), so a cube on its side still has face yaws. */
 export function yawOf(quat: TabletopState['objects'][number]['quat']): number {
-  const [ax] = quatAxes(quat);
-  return datan2(ax[1], ax[0]);
+  const [ax, ay, az] = quatAxes(quat);
+  if (Math.abs(ax[2]) < 0.5) return datan2(ax[1], ax[0]);
+  if (Math.abs(ay[2]) < 0.5) return wrapAngle(datan2(ay[1], ay[0]) - Math.PI / 2);
+  return datan2(az[1], az[0]);
 }

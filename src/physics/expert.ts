@@ -16,24 +16,25 @@ export interface ExpertEnv {
   task(i: number): TaskInstance;
 }
 
-/** Privileged scripted policy for every tabletop family (push, pick_place, stack, put_in_bin) with
- *  per-env phase memory. It turns a tool-centre-point goal into the nearest action tokens. Noisy
- *  demonstrations wrap it (rollout's withTokenNoise). */
+/** Privileged scripted policy for every tabletop family (push, pick_place, stack, put_in_bin). It reads
+ *  its phase from the state at every step (so it also labels states another policy reached, as DAgger
+ *  asks), keeping only short per-env hysteresis, and turns a tool-centre-point goal into the nearest
+ *  action tokens. Noisy demonstrations wrap it (rollout's withTokenNoise). */
 export class ScriptedExpert {
   private readonly memory: Memory[];
   private readonly plans: PushPlan[];
 
   constructor(private readonly env: ExpertEnv) {
     this.memory = Array.from({ length: env.numEnvs }, () => freshMemory(null));
-    this.plans = Array.from({ length: env.numEnvs }, () => ({ legs: [], yaw: 0 }));
+    this.plans = Array.from({ length: env.numEnvs }, () => ({ legs: [], yaw: 0, start: null }));
   }
 
-  /** Current phase of env i (for tests and debugging). */
+  /** Phase of env i's last action (for tests and debugging). */
   phase(i: number): string {
     return this.memory[i].phase;
   }
 
-  /** Action tokens for every env. A new episode (a different task object) restarts that env's memory. */
+  /** Action tokens for every env. A new episode (a different task object) clears that env's memory. */
   act(): BatchAction {
     const { env } = this;
     const scene = env.scene;
@@ -42,7 +43,7 @@ export class ScriptedExpert {
       const task = env.task(i);
       if (this.memory[i].task !== task) {
         this.memory[i] = freshMemory(task);
-        this.plans[i] = { legs: [], yaw: 0 };
+        this.plans[i] = { legs: [], yaw: 0, start: null };
       }
       const s = env.state(i);
       const goal =
