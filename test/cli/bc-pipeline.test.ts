@@ -52,7 +52,7 @@ describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
       '--out',
       model,
       '--steps',
-      '300',
+      '1000',
       '--lr',
       '0.003',
       '--batch',
@@ -61,12 +61,12 @@ describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
       'tiny',
       '--shift',
       '2',
-      '--word-dropout', // 300 steps on a few demos: every word is needed to tell the cubes apart
+      '--word-dropout', // 1000 steps on a few demos: every word is needed to tell the cubes apart
       '0',
       '--log-every',
-      '100',
+      '250',
       '--checkpoint-every',
-      '150',
+      '500',
       '--run-dir',
       runDir,
       '--no-counterfactual',
@@ -77,8 +77,8 @@ describe('wmrl collect -> pretrain -> eval (tabletop, tiny)', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.step)).toEqual([100, 200, 300]);
-    expect(lines[2].loss).toBeLessThan(lines[0].loss);
+    expect(lines.map((l) => l.step)).toEqual([250, 500, 750, 1000]);
+    expect(lines[3].loss).toBeLessThan(lines[0].loss);
     expect(existsSync(join(runDir, 'checkpoint.json'))).toBe(true);
 
     const opts = {
