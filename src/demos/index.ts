@@ -1,6 +1,6 @@
-// demos: scripted-expert demonstrations for behaviour cloning (noisy execution, DART labels,
-// counterfactual instructions), their folder format, re-simulation into a BC dataset, and the resumable
-// BC pretraining run (pretrain). Must not import worldmodel, trainer or cli.
+// demos: scripted-expert labels for behaviour cloning (DART demonstrations, counterfactual instructions,
+// expert-corrected DAgger rounds), their folder format, re-simulation into rows on disk, and the resumable
+// BC pretraining run with validation selection (pretrain). Must not import worldmodel, trainer or cli.
 export * from './demos.ts';
 export * from './folder.ts';
 export * from './pretrain.ts';

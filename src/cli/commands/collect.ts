@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { collectDemos, writeDemoFolder, DEMOS_FORMAT, type Demo } from '../../demos/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag } from '../options.ts';
-import { progressBar } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, progressBar } from '../progress.ts';
 import { formatSummary, summarise, type SuccessSummary } from '../../eval/index.ts';
 import { DEFAULT_SCENE_PATH, loadScene, resolveTasks } from '../scene.ts';
 
-const CollectOptions = z.object({
+const CollectOptions = ProgressFlags.extend({
   task: z.string(),
   episodes: intFlag(1),
   out: z.string().min(1, 'must name a folder'),
@@ -20,8 +20,7 @@ const CollectOptions = z.object({
 });
 
 export function registerCollect(program: Command): void {
-  program
-    .command('collect')
+  addProgressFlags(program.command('collect'))
     .description(
       'record scripted-expert demonstrations (train split) for behaviour cloning: noisy execution, ' +
         'clean expert labels (DART)',
@@ -47,7 +46,7 @@ export function registerCollect(program: Command): void {
       const demos: Demo[] = [];
       const tasks: Record<string, SuccessSummary> = {};
       await withFolderLock(opts.out, '--out', async () => {
-        const bar = progressBar('collect', taskIds.length * opts.episodes);
+        const bar = progressBar('collect', taskIds.length * opts.episodes, opts);
         for (const taskId of taskIds) {
           const got = await collectDemos(scene, taskId, {
             episodes: opts.episodes,
