@@ -4,13 +4,16 @@
 // round's policy is scored on the validation split and the best one is kept. A round is committed whole
 // (rounds.json); a killed run continues from the last committed round, and its pretraining resumes exactly.
 // Node-only.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
+import { hashOf } from '../core/hash.ts';
 import { readInputJson } from '../core/input-file.ts';
+import { canonicalJson } from '../core/spec.ts';
 import { type EvalReport, policySource, runEval } from '../eval/index.ts';
 import { runEpisodes } from '../physics/index.ts';
+import { loadPolicy, savePolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
 import { commitFiles, hasCheckpoint, lockFolder, runKeyDiff } from '../store/index.ts';
 import { DEMOS_FORMAT, readDemoFolder, writeDemoFolder } from './folder.ts';
@@ -83,10 +86,11 @@ export interface DaggerHooks extends PretrainHooks {
   onEpisode?(): void;
 }
 
-/** What must match for a re-run to continue the same rounds (rounds may grow). */
+/** What must match for a re-run to continue the same rounds (rounds may grow). The scene counts by
+ *  content, so a moved checkout continues its rounds. */
 function runKey(o: DaggerOptions): Record<string, unknown> {
-  const { scene: _s, rounds: _r, dir: _d, train, ...rest } = o;
-  return { ...rest, train: { ...train } };
+  const { scene, scenePath: _p, rounds: _r, dir: _d, train, ...rest } = o;
+  return { scene: hashOf(canonicalJson(scene)), ...rest, train: { ...train } };
 }
 
 function readState(path: string, key: Record<string, unknown>): State {
@@ -247,7 +251,7 @@ export async function dagger(
     }
     const rounds = state.rounds.slice(0, o.rounds + 1);
     const best = rounds.reduce((a, b) => (b.validation.overall > a.validation.overall ? b : a));
-    copyPolicy(policyPath(o, best), out);
+    await exportRound(o, best, out);
     return { rounds, best };
   } finally {
     lock.release();
@@ -259,12 +263,12 @@ function policyPath(o: DaggerOptions, r: DaggerRound): string {
   return r.round === 0 ? r.policy : join(o.dir, r.policy);
 }
 
-/** The policy file and its sidecar, committed as one unit. */
-function copyPolicy(from: string, to: string): void {
-  if (from === to) return;
-  const sidecar = (p: string) => p.replace(/\.onnx$/, '.json');
-  commitFiles([
-    { path: to, data: readFileSync(from) },
-    { path: sidecar(to), data: readFileSync(sidecar(from)) },
-  ]);
+/** Saves the chosen round's weights at `out` (the .onnx and sidecar as one commit), its provenance
+ *  naming the round and its validation success. */
+async function exportRound(o: DaggerOptions, r: DaggerRound, out: string): Promise<void> {
+  const p = await loadPolicy(policyPath(o, r));
+  const chosen = `wmrl dagger: round ${r.round} of ${o.rounds}, chosen on validation (${(100 * r.validation.overall).toFixed(1)}%)`;
+  const notes = r.round === 0 ? chosen : `${chosen}; ${p.sidecar.provenance.notes ?? ''}`;
+  const provenance = { ...p.sidecar.provenance, producer: 'wmrl dagger', notes };
+  await savePolicy(out, p.config, p.params, { provenance, specHash: p.sidecar.specHash });
 }

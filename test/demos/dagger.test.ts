@@ -16,6 +16,7 @@ import {
   writeDemoFolder,
 } from '../../src/demos/index.ts';
 import { ACTION_NAMES, createTabletopEnv, ScriptedExpert } from '../../src/physics/index.ts';
+import { loadPolicy } from '../../src/policy/model.ts';
 
 const scene = loadScene(undefined);
 const taskId = 'tabletop/pick-place';
@@ -114,6 +115,11 @@ describe('wmrl dagger rounds', () => {
     const metrics = readFileSync(join(dir, 'round-1', 'pretrain', 'metrics.jsonl'), 'utf8');
     expect(metrics.trim().split('\n').length).toBeGreaterThan(0);
     expect(r.rounds[1].validation.tasks[taskId]).toBeGreaterThanOrEqual(0);
+    // --out holds the chosen round's weights, its provenance naming the round
+    const out = await loadPolicy(join(tmp, 'a.onnx'));
+    const chosen = await loadPolicy(r.best.round === 0 ? r.best.policy : join(dir, r.best.policy));
+    expect(out.sidecar.provenance.notes).toMatch(new RegExp(`^wmrl dagger: round ${r.best.round} of 1`));
+    for (const [name, t] of chosen.params.asMap()) expect(out.params.asMap().get(name)).toEqual(t);
   }, 120_000);
 
   it('with the expert share at 1 the expert executes every step', async () => {

@@ -1,5 +1,6 @@
 // Policy files written while the VLA still built a value head (no loss trained it, nothing read it) load
-// without it, and the policy they hold is the same bit for bit: the shipped models/ files are such files.
+// without it, and the policy they hold is the same bit for bit: the agent files in models/ and the
+// keypoints16 base shipped before role pooling (kept as a fixture) are such files.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { PolicySampler, policyFeeds } from '../../src/policy/sampler.ts';
 import { VLA_IO, type VlaConfig, parseVlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
 import { randomObs, tinyConfig } from './fixtures.ts';
 
+const LEGACY_BASE = 'test/fixtures/legacy/vla-base.onnx';
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
@@ -89,18 +91,17 @@ describe('policy files with the legacy value head', () => {
     await expectSameLogp(path);
   });
 
-  it.each(['vla-base', 'vla-wmrl', 'agent-base', 'agent-weak'])(
-    'models/%s.onnx (written with the head) loads without it and gives the stored graph its log-probabilities bit for bit',
-    async (name) => {
-      const path = `models/${name}.onnx`;
-      const sidecar = JSON.parse(await readFile(`models/${name}.json`, 'utf8'));
+  it.each([LEGACY_BASE, 'models/vla-wmrl.onnx', 'models/agent-base.onnx', 'models/agent-weak.onnx'])(
+    '%s (written with the head) loads without it and gives the stored graph its log-probabilities bit for bit',
+    async (path) => {
+      const sidecar = JSON.parse(await readFile(path.replace(/\.onnx$/, '.json'), 'utf8'));
       expect(sidecar.config.valueHead).toBe(true);
       await expectSameLogp(path);
     },
   );
 
-  it("the shipped base VLA is today's graph plus the legacy value head, byte for byte (its config re-serialises less that key)", async () => {
-    const raw = await loadModel('models/vla-base.onnx', POLICY_KIND);
+  it("the keypoints16 base is today's graph plus the legacy value head, byte for byte (its config re-serialises less that key)", async () => {
+    const raw = await loadModel(LEGACY_BASE, POLICY_KIND);
     const { valueHead, ...config } = raw.sidecar.config as Record<string, unknown>;
     expect(valueHead).toBe(true);
     const parsed = parseVlaConfig(config as never);
@@ -112,6 +113,6 @@ describe('policy files with the legacy value head', () => {
       producer: 'wmrl',
       metadata: { kind: 'vla-policy' },
     });
-    expect(Buffer.compare(Buffer.from(bytes), await readFile('models/vla-base.onnx'))).toBe(0);
+    expect(Buffer.compare(Buffer.from(bytes), await readFile(LEGACY_BASE))).toBe(0);
   });
 });

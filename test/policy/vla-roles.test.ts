@@ -34,9 +34,10 @@ afterAll(async () => {
 
 const SWAPPED = ['stack the blue cube on the green cube', 'stack the green cube on the blue cube'];
 
-/** The shipped base's config (keypoints16, mean pooling) less the legacy `valueHead` key. */
+/** The config of the base shipped before role pooling (keypoints16, mean pooling) less the legacy
+ *  `valueHead` key. */
 async function baseConfig(): Promise<Record<string, unknown>> {
-  const { valueHead: _, ...config } = JSON.parse(await readFile('models/vla-base.json', 'utf8')).config;
+  const { valueHead: _, ...config } = JSON.parse(await readFile('test/fixtures/legacy/vla-base.json', 'utf8')).config;
   return config;
 }
 
@@ -95,7 +96,7 @@ describe('role pooling of the instruction', () => {
     expect('pooling' in PRETRAIN_SIZES.keypoints16).toBe(false);
   });
 
-  it('old configs parse and re-serialise unchanged; the shipped keypoints16 sidecar round-trips byte for byte', async () => {
+  it('old configs parse and re-serialise unchanged; the keypoints16 base sidecar round-trips byte for byte', async () => {
     const config = await baseConfig();
     const parsed = parseVlaConfig(config as VlaConfigInput);
     expect(JSON.stringify(parsed)).toBe(JSON.stringify(config));
