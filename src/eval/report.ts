@@ -24,8 +24,14 @@ const PolicyResultSchema = z.object({
   /** Per task id, plus "overall" (all episodes pooled). */
   results: z.record(z.string(), FamilyResultSchema).refine((r) => 'overall' in r, 'must have an "overall" entry'),
   /** Held-out and validation splits: all tasks' episodes on train-split object-target pairs (seen) and
-   *  on the pairs reserved for evaluation. */
-  pairs: z.object({ seen: FamilyResultSchema, reserved: FamilyResultSchema }).optional(),
+   *  on the pairs reserved for evaluation; `tasks` splits each family the same way. */
+  pairs: z
+    .object({
+      seen: FamilyResultSchema,
+      reserved: FamilyResultSchema,
+      tasks: z.record(z.string(), z.object({ seen: FamilyResultSchema, reserved: FamilyResultSchema })).optional(),
+    })
+    .optional(),
   /** Success (0/1) per episode, task by task in seed order: the pairing for --compare. */
   outcomes: z.record(z.string(), z.array(z.union([z.literal(0), z.literal(1)]))),
 });
@@ -77,9 +83,13 @@ export function policyResult(
   }
   results.overall = familyResult(perTask.flatMap((t) => t.episodes));
   if (!reserved) return { policy, results, outcomes };
-  const tagged = perTask.flatMap((t) => t.episodes.map((e) => ({ e, reserved: reserved(t.taskId, e.seed) })));
-  const part = (r: boolean) => familyResult(tagged.filter((x) => x.reserved === r).map((x) => x.e));
-  return { policy, results, pairs: { seen: part(false), reserved: part(true) }, outcomes };
+  const split = (ts: TaskEpisodes[]) => {
+    const tagged = ts.flatMap((t) => t.episodes.map((e) => ({ e, reserved: reserved(t.taskId, e.seed) })));
+    const part = (r: boolean) => familyResult(tagged.filter((x) => x.reserved === r).map((x) => x.e));
+    return { seen: part(false), reserved: part(true) };
+  };
+  const tasks = Object.fromEntries(perTask.map((t) => [t.taskId, split([t])]));
+  return { policy, results, pairs: { ...split(perTask), tasks }, outcomes };
 }
 
 function familyResult(episodes: TaskEpisodes['episodes']): FamilyResult {
@@ -143,10 +153,18 @@ export function formatReport(report: EvalReport): string {
       `${p.policy} (${report.split}, ${report.episodes_per_task} episodes per task, ` +
         `temperature ${report.temperature}${wording})`,
     );
-    const rows = { ...p.results, ...(p.pairs && { 'seen pairs': p.pairs.seen, 'reserved pairs': p.pairs.reserved }) };
+    const rows: Record<string, FamilyResult> = { ...p.results };
+    if (p.pairs) {
+      rows['seen pairs'] = p.pairs.seen;
+      rows['reserved pairs'] = p.pairs.reserved;
+      for (const [task, s] of Object.entries(p.pairs.tasks ?? {})) {
+        rows[`${task} seen`] = s.seen;
+        rows[`${task} reserved`] = s.reserved;
+      }
+    }
     for (const [task, r] of Object.entries(rows)) {
       lines.push(
-        `  ${task.padEnd(22)} success ${pct(r.success_rate).padStart(6)}  ` +
+        `  ${task.padEnd(30)} success ${pct(r.success_rate).padStart(6)}  ` +
           `95% CI [${pct(r.ci_low)}, ${pct(r.ci_high)}]  n=${r.episodes}  ` +
           `progress ${r.mean_progress.toFixed(2)}  len ${r.mean_length.toFixed(1)}${offTableNote(r.off_table)}`,
       );
@@ -156,7 +174,7 @@ export function formatReport(report: EvalReport): string {
     lines.push(`paired difference ${report.policies[0].policy} - ${report.policies[1].policy} (same seeds)`);
     for (const [task, d] of Object.entries(report.paired))
       lines.push(
-        `  ${task.padEnd(22)} ${d.diff >= 0 ? '+' : ''}${pct(d.diff)}  ` +
+        `  ${task.padEnd(30)} ${d.diff >= 0 ? '+' : ''}${pct(d.diff)}  ` +
           `95% CI [${pct(d.ci_low)}, ${pct(d.ci_high)}]  n=${d.episodes}`,
       );
   }

@@ -5,6 +5,7 @@ import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import {
   EvalReportSchema,
+  type FamilyResult,
   comparePolicies,
   pairedDifference,
   policyResult,
@@ -96,11 +97,12 @@ describe('eval report', () => {
     }
   });
 
-  it('held-out reports split the episodes into seen and reserved object-target pairs', async () => {
+  it('held-out reports split the episodes into seen and reserved object-target pairs, pooled and per family', async () => {
     const scene = loadSceneFile(DEFAULT_SCENE_PATH);
+    const tasks = ['tabletop/push', 'tabletop/put-in-bin'];
     const report = await runEval({
       scene,
-      tasks: ['tabletop/put-in-bin'],
+      tasks,
       policies: ['expert'],
       split: 'heldout',
       episodes: 12,
@@ -108,13 +110,21 @@ describe('eval report', () => {
       temperature: 1,
       numEnvs: 4,
     });
-    const { seen, reserved } = report.policies[0].pairs!;
-    const reservedSeeds = Array.from({ length: 12 }, (_, k) =>
-      usesReservedPair(scene, sampleTask(scene, 'tabletop/put-in-bin', splitSeed(scene, 'heldout', k))),
-    ).filter(Boolean).length;
-    expect(reserved.episodes).toBe(reservedSeeds);
-    expect(reservedSeeds).toBeGreaterThan(0);
-    expect(seen.episodes + reserved.episodes).toBe(12);
+    const { seen, reserved, tasks: perTask } = report.policies[0].pairs!;
+    const reservedOf = (task: string) =>
+      Array.from({ length: 12 }, (_, k) =>
+        usesReservedPair(scene, sampleTask(scene, task, splitSeed(scene, 'heldout', k))),
+      ).filter(Boolean).length;
+    for (const task of tasks) {
+      expect(perTask![task].reserved.episodes).toBe(reservedOf(task));
+      expect(perTask![task].seen.episodes + perTask![task].reserved.episodes).toBe(12);
+      const successes = (r: FamilyResult) => Math.round(r.success_rate * r.episodes);
+      const family = report.policies[0].results[task];
+      expect(successes(perTask![task].seen) + successes(perTask![task].reserved)).toBe(successes(family));
+    }
+    expect(reserved.episodes).toBe(reservedOf(tasks[0]) + reservedOf(tasks[1]));
+    expect(reserved.episodes).toBeGreaterThan(0);
+    expect(seen.episodes + reserved.episodes).toBe(24);
   });
 
   it('--wording unseen: the policy reads other instructions on the same episodes', { timeout: 60_000 }, async () => {
