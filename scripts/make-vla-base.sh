@@ -16,7 +16,10 @@ if [ ! -f "$DEMOS/demos.json" ]; then
 fi
 
 resume() { if [ -f "$1/checkpoint.json" ]; then echo --resume; fi; }
+# the rounds read their rows from $OUT/dagger/rows: behaviour cloning fills it, so the demonstrations are
+# re-simulated once
 node bin/wmrl.mjs pretrain --data "$DEMOS" --out "$OUT/bc.onnx" --run-dir "$OUT/bc" $(resume "$OUT/bc") \
+  --rows-dir "$OUT/dagger/rows" \
   --size roles16 --lr 0.002 --steps 12000 --word-dropout 0.1 --threads 1 --seed "$SEED" \
   --select-every 2000 --select-episodes 50
 

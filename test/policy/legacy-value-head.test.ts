@@ -91,7 +91,7 @@ describe('policy files with the legacy value head', () => {
     await expectSameLogp(path);
   });
 
-  it.each([LEGACY_BASE, 'models/vla-wmrl.onnx', 'models/agent-base.onnx', 'models/agent-weak.onnx'])(
+  it.each([LEGACY_BASE, 'models/agent-base.onnx', 'models/agent-weak.onnx'])(
     '%s (written with the head) loads without it and gives the stored graph its log-probabilities bit for bit',
     async (path) => {
       const sidecar = JSON.parse(await readFile(path.replace(/\.onnx$/, '.json'), 'utf8'));
