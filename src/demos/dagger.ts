@@ -267,7 +267,8 @@ function policyPath(o: DaggerOptions, r: DaggerRound): string {
  *  naming the round and its validation success. */
 async function exportRound(o: DaggerOptions, r: DaggerRound, out: string): Promise<void> {
   const p = await loadPolicy(policyPath(o, r));
-  const chosen = `wmrl dagger: round ${r.round} of ${o.rounds}, chosen on validation (${(100 * r.validation.overall).toFixed(1)}%)`;
+  const score = `${(100 * r.validation.overall).toFixed(1)}%`;
+  const chosen = `wmrl dagger: round ${r.round} of ${o.rounds}, chosen on validation (${score})`;
   const notes = r.round === 0 ? chosen : `${chosen}; ${p.sidecar.provenance.notes ?? ''}`;
   const provenance = { ...p.sidecar.provenance, producer: 'wmrl dagger', notes };
   await savePolicy(out, p.config, p.params, { provenance, specHash: p.sidecar.specHash });
