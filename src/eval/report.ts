@@ -54,6 +54,8 @@ export const EvalReportSchema = z.object({
   temperature: z.number().min(0),
   /** Instructions in the project's own unseen wording (absent: the scene's). */
   wording: z.literal('unseen').optional(),
+  /** The handover probe: the scripted expert acted for the first `handover` steps (absent: none). */
+  handover: z.number().int().positive().optional(),
   /** Episode k of a task uses splitSeed(split, seed + k). */
   seeds: z.object({ first_index: z.number().int().min(0), count: z.number().int().positive() }),
   tasks: z.array(z.string()).min(1),
@@ -149,9 +151,10 @@ export function formatReport(report: EvalReport): string {
   const lines: string[] = [];
   for (const p of report.policies) {
     const wording = report.wording ? `, ${report.wording} wording` : '';
+    const handover = report.handover ? `, the expert's first ${report.handover} steps` : '';
     lines.push(
       `${p.policy} (${report.split}, ${report.episodes_per_task} episodes per task, ` +
-        `temperature ${report.temperature}${wording})`,
+        `temperature ${report.temperature}${wording}${handover})`,
     );
     const rows: Record<string, FamilyResult> = { ...p.results };
     if (p.pairs) {

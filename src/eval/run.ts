@@ -12,7 +12,7 @@ import {
   policyResult,
   validateReport,
 } from './report.ts';
-import { type PolicySource, policySource } from './policies.ts';
+import { type PolicySource, handoverPolicy, policySource } from './policies.ts';
 
 export interface EvalOptions {
   scene: Scene;
@@ -27,6 +27,8 @@ export interface EvalOptions {
   temperature: number;
   /** 'unseen': the policy reads every instruction in the project's own unseen wording (default 'scene'). */
   wording?: Wording;
+  /** The handover probe: the scripted expert acts for the first `handover` steps of every episode. */
+  handover?: number;
   numEnvs: number;
   /** Flag named in errors about a policy (default --policy). */
   flag?: string;
@@ -44,7 +46,10 @@ async function evalPolicy(source: PolicySource, opts: EvalOptions): Promise<Poli
       split: opts.split,
       seedOffset: opts.seed,
       numEnvs: opts.numEnvs,
-      makePolicy: (env) => (opts.wording === 'unseen' ? reworded(source.make(env), env) : source.make(env)),
+      makePolicy: (env) => {
+        const policy = opts.wording === 'unseen' ? reworded(source.make(env), env) : source.make(env);
+        return opts.handover ? handoverPolicy(env, policy, opts.handover) : policy;
+      },
       onEpisode: () => opts.onEpisode?.(),
     });
     perTask.push({ taskId, episodes });
@@ -86,6 +91,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
       seed: opts.seed,
       temperature: opts.temperature,
       ...(opts.wording === 'unseen' && { wording: opts.wording }),
+      ...(opts.handover && { handover: opts.handover }),
       seeds: { first_index: opts.seed, count: opts.episodes },
       tasks: opts.tasks,
       policies: results,

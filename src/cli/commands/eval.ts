@@ -25,6 +25,7 @@ const EvalFlags = ProgressFlags.extend({
   seed: seedFlag,
   temperature: z.coerce.number().min(0, 'must be >= 0 (0 = greedy)').max(100, 'must be <= 100'),
   wording: z.enum(WORDINGS),
+  handover: intFlag(0).max(1000),
   task: z.string(),
   numEnvs: intFlag(1).max(256),
   out: z.string().optional(),
@@ -78,6 +79,11 @@ export function registerEval(program: Command): void {
       "scene: the scene's instructions | unseen: the same episodes worded by a template set never trained on",
       'scene',
     )
+    .option(
+      '--handover <k>',
+      'the scripted expert acts for the first K steps of every episode, then the policy (0: none)',
+      '0',
+    )
     .option('--task <id>', 'task id or all', 'all')
     .option('--num-envs <n>', 'parallel envs', '8')
     .option('--out <dir>', 'run folder for report.json, success.png, index.html (default: runs/eval-<time>)')
@@ -105,6 +111,7 @@ export function registerEval(program: Command): void {
           seed: report.seed,
           temperature: report.temperature,
           wording: opts.wording,
+          handover: opts.handover,
           out,
           report: files.json,
         };
