@@ -7,7 +7,7 @@ import { DRAW, drawRng } from '../core/rng.ts';
 import { actionBins } from '../core/spec.ts';
 import type { BatchAction, ResetInfo } from '../env/types.ts';
 import { ACTION_NAMES, ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
-import { noiseTokens, type Policy, type StepContext, type StoredEpisode } from '../rollout/index.ts';
+import { noiseTokens, type Policy, type StepContext, type StoredEpisode, takeSlots } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
 import type { TaskInstance } from '../task/index.ts';
 
@@ -144,14 +144,12 @@ export function learnerWithExpert(
     async act(obs, ctx) {
       const clean = labeller.label(ctx);
       const own = await learner.act(obs, ctx);
-      const actions: BatchAction = {};
-      for (const name of ACTION_NAMES) actions[name] = Int32Array.from(own.actions[name] as Int32Array);
-      for (let i = 0; i < env.numEnvs; i++) {
-        if (ctx.keys[i] < 0 || expertShare === 0) continue;
-        if (drawRng(seed, ctx.keys[i], ctx.steps[i], DRAW.expertShare).uniform() >= expertShare) continue;
-        for (const name of ACTION_NAMES) (actions[name] as Int32Array)[i] = clean[name][i];
-      }
-      return { actions };
+      const expertActs = Array.from(
+        ctx.keys,
+        (key, i) =>
+          key >= 0 && expertShare > 0 && drawRng(seed, key, ctx.steps[i], DRAW.expertShare).uniform() < expertShare,
+      );
+      return { actions: takeSlots(own.actions, clean, expertActs) };
     },
   };
 }

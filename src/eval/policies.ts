@@ -6,8 +6,7 @@ import { ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
 import { specInterfaceHash } from '../policy/spec-config.ts';
-import type { BatchAction } from '../env/types.ts';
-import { type Policy, randomPolicy, withTokenNoise } from '../rollout/index.ts';
+import { type Policy, randomPolicy, takeSlots, withTokenNoise } from '../rollout/index.ts';
 
 export interface PolicySource {
   /** "expert", "random" or the model path. */
@@ -70,25 +69,17 @@ export async function policySource(name: string, o: PolicySourceOptions = {}): P
 }
 
 /** The handover probe: the scripted expert acts for the first `k` steps of every episode, then `policy`
- *  from the state the expert reached. */
+ *  from the state the expert reached. The policy is not asked while every running env is the expert's. */
 export function handoverPolicy(env: TabletopEnv, policy: Policy, k: number): Policy {
   const expert = new ScriptedExpert(env);
   return {
     onReset: policy.onReset?.bind(policy),
     async act(obs, ctx) {
-      const own = await policy.act(obs, ctx);
       const early = Array.from(ctx.steps, (step, i) => ctx.keys[i] >= 0 && step < k);
-      if (!early.includes(true)) return own;
+      if (!early.includes(true)) return policy.act(obs, ctx);
       const guided = expert.act();
-      const actions: BatchAction = {};
-      for (const [name, tokens] of Object.entries(own.actions)) {
-        const mixed = Int32Array.from(tokens as Int32Array);
-        early.forEach((e, i) => {
-          if (e) mixed[i] = (guided[name] as Int32Array)[i];
-        });
-        actions[name] = mixed;
-      }
-      return { actions };
+      if (early.every((e, i) => e || ctx.keys[i] < 0)) return { actions: guided };
+      return { actions: takeSlots((await policy.act(obs, ctx)).actions, guided, early) };
     },
   };
 }

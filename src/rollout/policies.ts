@@ -1,4 +1,5 @@
-// Policies defined by the spec alone: uniform random tokens, and token noise around another policy.
+// Policies defined by the spec alone: uniform random tokens, token noise around another policy, and
+// one batch of tokens taking some envs' tokens from another.
 // Every draw comes from (seed, episode key, step), so results never depend on the batch layout.
 import { DRAW, drawRng, type Rng } from '../core/rng.ts';
 import { actionBins, type EnvSpec } from '../core/spec.ts';
@@ -50,4 +51,17 @@ export function withTokenNoise(policy: Policy, spec: EnvSpec, noise: number, see
       return { actions };
     },
   };
+}
+
+/** `own`'s tokens with env i's taken from `other` wherever `take[i]` (new arrays; neither input changes). */
+export function takeSlots(own: BatchAction, other: BatchAction, take: readonly boolean[]): BatchAction {
+  const actions: BatchAction = {};
+  for (const [name, tokens] of Object.entries(own)) {
+    const mixed = Int32Array.from(tokens as Int32Array);
+    take.forEach((t, i) => {
+      if (t) mixed[i] = (other[name] as Int32Array)[i];
+    });
+    actions[name] = mixed;
+  }
+  return actions;
 }
