@@ -26,6 +26,7 @@ import {
 import type { BranchPoint } from './rollouts.ts';
 import { StartSelector } from './starts.ts';
 import { Evolution } from './evolution.ts';
+import { Frontier } from './frontier.ts';
 
 const CHECKPOINT_FORMAT = 'wmrl-train-checkpoint/3';
 
@@ -66,6 +67,7 @@ const CheckpointInfoSchema = z.object({
   advantages: z.unknown(),
   starts: z.unknown(),
   evolution: z.unknown(),
+  frontier: z.unknown(),
   hybrid: z.unknown(),
   // anchorSteps: absent in checkpoints from before the expert's passes counted as physics steps, when
   // physicsSteps counted only rollouts
@@ -89,6 +91,7 @@ export interface TrainState {
   advantages: Advantages;
   starts: StartSelector;
   evolution: Evolution;
+  frontier: Frontier;
   hybrid: HybridWeights;
   /** Env steps (grading included) and world-model refreshes since the start; anchorSteps: the anchor
    *  rollouts' physics steps (the refresh schedule's count of new transitions). */
@@ -104,6 +107,7 @@ export function freshState(cfg: TrainConfig, tasks: number): TrainState {
     advantages: new Advantages(cfg.advantages),
     starts: new StartSelector(cfg.starts, tasks),
     evolution: new Evolution(cfg.evolution, tasks),
+    frontier: new Frontier(cfg.frontier, tasks),
     hybrid: new HybridWeights(cfg.hybrid),
     totals: { physicsSteps: 0, anchorSteps: 0, modelSteps: 0, refreshes: 0 },
     pool: [],
@@ -133,6 +137,7 @@ export function restoreState(
     advantages: Advantages.fromState(info.advantages),
     starts: StartSelector.fromState(info.starts),
     evolution: Evolution.fromState(info.evolution),
+    frontier: Frontier.fromState(info.frontier),
     hybrid: HybridWeights.fromState(info.hybrid),
     totals: info.totals,
     pool: poolFromJson(info.pool),
@@ -163,6 +168,7 @@ export function saveCheckpoint(
     advantages: s.advantages.toState(),
     starts: s.starts.toState(),
     evolution: s.evolution.toState(),
+    frontier: s.frontier.toState(),
     hybrid: s.hybrid.toState(),
     totals: s.totals,
     pool: poolToJson(s.pool),

@@ -9,9 +9,23 @@ import { DenoiseConfigSchema } from './denoise.ts';
 import { StartSelectionSchema } from './starts.ts';
 import { HybridConfigSchema } from './hybrid.ts';
 import { EvolutionSchema } from './evolution.ts';
+import { FrontierSchema } from './frontier.ts';
 import { AgentBrewSchema } from './agentbrew.ts';
 import { RepeatPenaltySchema } from './repeat.ts';
 import type { TrainTask } from './types.ts';
+
+export const DynamicSamplingSchema = z.object({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe('groups whose rewards are all equal stay out of the update (their rows, KL and entropy terms too)'),
+  maxExtraGroups: z
+    .number()
+    .int()
+    .min(0)
+    .default(4)
+    .describe('further world-model groups an iteration may run in place of equal-reward ones'),
+});
 
 export const MODES = ['real', 'real-branch', 'wm', 'mix', 'mix+denoise', 'mix+debias', 'wmrl'] as const;
 export type Mode = (typeof MODES)[number];
@@ -130,7 +144,20 @@ export const TrainConfigSchema = z
     lr: z.number().positive().default(1e-4).describe('AdamW learning rate'),
     weightDecay: z.number().min(0).default(0).describe('AdamW decoupled weight decay'),
     maxGradNorm: z.number().positive().default(1).describe('global gradient-norm clip'),
-    clip: z.number().positive().default(0.2).describe('PPO ratio clip epsilon'),
+    clip: z.number().positive().default(0.2).describe('PPO ratio clip epsilon (below 1, and above unless clipHigh)'),
+    clipHigh: z
+      .number()
+      .positive()
+      .optional()
+      .describe('PPO ratio clip epsilon above 1 (clip-higher: likelier tokens may grow further; absent: clip)'),
+    temperature: z
+      .number()
+      .positive()
+      .default(1)
+      .describe(
+        "sampling temperature of training rollouts (evaluation samples at 1); the loss's log-probs stay the " +
+          "model's own",
+      ),
     klCoef: z.number().min(0).default(0.04).describe('weight of the k3 KL to the reference (base) policy'),
     entropyCoef: z.number().min(0).default(1e-3).describe('entropy bonus'),
     numEnvs: z
@@ -178,6 +205,12 @@ export const TrainConfigSchema = z
     evolution: EvolutionSchema.default(EvolutionSchema.parse({})).describe(
       "environment evolution: starts on the scripted expert's trajectory, generation by generation",
     ),
+    frontier: FrontierSchema.default(FrontierSchema.parse({})).describe(
+      "frontier starts: each task's start on the scripted expert's trajectory follows its success",
+    ),
+    dynamicSampling: DynamicSamplingSchema.default(DynamicSamplingSchema.parse({})).describe(
+      'dynamic sampling: only groups whose rewards differ enter the update, refilled up to a bound',
+    ),
     agentBrew: AgentBrewSchema.default(AgentBrewSchema.parse({})).describe(
       'AgentBrew: hindsight relabelling of failed anchors and PMI credit',
     ),
@@ -195,6 +228,10 @@ export const TrainConfigSchema = z
   .refine((c) => c.batch % c.updateShards === 0, {
     message: 'updateShards must divide batch',
     path: ['updateShards'],
+  })
+  .refine((c) => !(c.frontier.enabled && c.evolution.enabled), {
+    message: 'frontier and evolution both choose where groups start: enable one',
+    path: ['frontier', 'enabled'],
   });
 export type TrainConfig = z.output<typeof TrainConfigSchema>;
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;

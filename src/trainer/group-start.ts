@@ -1,13 +1,19 @@
 // Where a group starts: its task, its train start (the easiest of several under scene-level evolution)
-// and its evolution level, all from the group's own generator; and the scripted expert's state it
-// starts from when its level is below 1.
+// and its level (environment evolution's or the frontier's), all from the group's own generator; and
+// the scripted expert's state it starts from when its level is below 1.
 import { DRAW, Rng } from '../core/rng.ts';
 import { type BranchPoint, type GroupJob, exactStates } from './rollouts.ts';
 import { type Iteration, type Run, timed } from './run.ts';
 
+/** Where the keys of refill groups (g >= groupsPerIteration) begin: above every regular group's. */
+const REFILL_KEYS = 2 ** 40;
+
 /** Rollout keys of group g of an iteration (every random draw of a rollout derives from its key). */
-export const groupKeys = (r: Run, i: Iteration, g: number) =>
-  Array.from({ length: r.cfg.groupSize }, (_, k) => (i.it * r.cfg.groupsPerIteration + g) * r.cfg.groupSize + k);
+export function groupKeys(r: Run, i: Iteration, g: number): number[] {
+  const { groupsPerIteration: n, groupSize, dynamicSampling } = r.cfg;
+  const index = g < n ? i.it * n + g : REFILL_KEYS + i.it * dynamicSampling.maxExtraGroups + (g - n);
+  return Array.from({ length: groupSize }, (_, k) => index * groupSize + k);
+}
 
 /** A group's task, its start among the task's train starts and (environment evolution) its level:
  *  the first draws of the group's generator. */
@@ -25,7 +31,9 @@ export function drawStart(
     const other = r.state.starts.drawStart(rng, task, trainStarts);
     if (hardness(other) < hardness(startIndex)) startIndex = other;
   }
-  return { rng, task, startIndex, level: r.state.evolution.draw(rng, task, !!expertStart) };
+  const { evolution, frontier } = r.state;
+  const curriculum = frontier.config.enabled ? frontier : evolution;
+  return { rng, task, startIndex, level: curriculum.draw(rng, task, !!expertStart) };
 }
 
 /** Environment evolution: the expert's state of a train start with `level` of its episode to go, as a

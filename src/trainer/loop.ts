@@ -16,7 +16,7 @@ import { savePolicy } from '../policy/model.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
 import { appendMetrics, checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { applyPmi, relabelSamples } from './agentbrew.ts';
-import { changesAdvantages } from './advantages.ts';
+import { changesAdvantages, standardise } from './advantages.ts';
 import { debiasThenDenoise } from './calibrate.ts';
 import type { Debiaser } from './debias.ts';
 import { freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
@@ -49,7 +49,8 @@ export async function train(
       const refreshed = await refresh(r, i, anchors);
       const f = await gradeAnchors(r, i, anchors);
       const measured = await measureFidelity(r, i, anchors);
-      const models = await worldModelGroups(r, i);
+      const models = await worldModelGroups(r, i, range(r.anchorCount, cfg.groupsPerIteration));
+      models.push(...(await refill(r, i, [...anchors, ...models], f)));
       const batch = groupAdvantages(r, i, [...anchors, ...models], f);
       const relabelled = await agentBrew(r, i, anchors, batch);
       const losses = await update(r, i, batch.samples);
@@ -162,6 +163,7 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
       state.starts.observe(j.task, j.startIndex!, task.trainStarts, rs.filter((x) => x.success).length, rs.length);
     const successes = rs.map((x) => x.success);
     state.evolution.observe(j.task, j.level ?? null, successes);
+    state.frontier.observe(j.task, j.level ?? null, successes);
     if (!task.branching) continue;
     const moved = { horizon: cfg.horizon, progress: task.branching.progress };
     // real-branch replays the anchor to its points, from its own start
@@ -246,15 +248,15 @@ async function measureFidelity(r: Run, i: Iteration, anchors: readonly GroupJob[
   );
 }
 
-/** 5. World-model groups: G rollouts from a real state of a recent anchor (horizon H) or, for the rest,
- *  from a train-split initial state (whole episode). real-branch runs these same groups in physics. */
-async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
+/** 5. World-model groups `indices` of the iteration: G rollouts from a real state of a recent anchor
+ *  (horizon H) or, for the rest, from a train-split initial state (whole episode). real-branch runs these
+ *  same groups in physics. */
+async function worldModelGroups(r: Run, i: Iteration, indices: readonly number[]): Promise<GroupJob[]> {
   const { cfg, setup, state } = r;
   const physics = r.flags.branchPhysics;
   const clock = physics ? 'physics' : 'model';
   const models: GroupJob[] = [];
-  for (let k = 0; k < cfg.groupsPerIteration - r.anchorCount; k++) {
-    const g = r.anchorCount + k;
+  for (const g of indices) {
     const { rng, task, startIndex, level } = drawStart(r, i, g);
     const keys = groupKeys(r, i, g);
     if (state.pool.length && rng.uniform() < cfg.branchShare) {
@@ -280,10 +282,41 @@ async function worldModelGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
       i.rollouts.set(j, groups[k]);
       // without anchors, generations advance on the world model's own verdicts
       const successes = groups[k].map((x) => x.success);
-      if (!r.flags.anchors && !j.horizon) state.evolution.observe(j.task, j.level ?? null, successes);
+      if (r.flags.anchors || j.horizon) return;
+      state.evolution.observe(j.task, j.level ?? null, successes);
+      state.frontier.observe(j.task, j.level ?? null, successes);
     });
   }
   return models;
+}
+
+/** 5b. Dynamic sampling: while equal-reward groups leave the batch short of informative ones, further
+ *  world-model groups (indices after the iteration's own, keys of their own), as many per round as are
+ *  missing, at most maxExtraGroups in all. Modes without world-model groups refill nothing. */
+async function refill(r: Run, i: Iteration, jobs: readonly GroupJob[], map: WorldModelMap): Promise<GroupJob[]> {
+  const { enabled, maxExtraGroups } = r.cfg.dynamicSampling;
+  const n = r.cfg.groupsPerIteration;
+  if (!enabled || r.anchorCount === n) return [];
+  const extra: GroupJob[] = [];
+  const equal = (js: readonly GroupJob[]) => js.filter((j) => equalRewards(r, i, j, map)).length;
+  for (let missing = equal(jobs); missing > 0 && extra.length < maxExtraGroups; ) {
+    const round = range(n + extra.length, n + Math.min(maxExtraGroups, extra.length + missing));
+    const models = await worldModelGroups(r, i, round);
+    extra.push(...models);
+    missing = equal(models);
+  }
+  return extra;
+}
+
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
+
+/** Whether a group's rewards (less the repeat penalty; f(r_wm) for world-model groups) are all equal:
+ *  the group's advantages are then all zero (groupAdvantages' zeroVariance). */
+function equalRewards(r: Run, i: Iteration, j: GroupJob, map: WorldModelMap): boolean {
+  const rewards = i.rollouts.get(j)!.map((x) => x.reward - repeatPenalty(x, r.cfg.repeat));
+  const graded = j.kind === 'model' ? rewards.map((x) => map(j.task, x)) : rewards;
+  const { eps, zeroVarTol } = r.state.advantages.config;
+  return standardise(graded, eps, zeroVarTol).zeroVariance;
 }
 
 /** 6. Advantages per group: anchors on r_env (weighted by the denoiser's w), world-model groups on f(r_wm);
@@ -317,8 +350,9 @@ function groupAdvantages(r: Run, i: Iteration, jobs: readonly GroupJob[], map: W
     if (a.zeroVariance) zeroVariance[j.kind]++;
     if (j.kind === 'model' && new Set(rewards).size >= 3) threeValued++;
     if (j.kind === 'model' && r.flags.debias && changesAdvantages(rewards, f, state.advantages.config)) debiasChanged++;
-    // an equal-reward group's rows carry only the KL and entropy terms: a share of them is kept, weighted
-    // by its inverse so that those terms keep their expectation
+    // an equal-reward group's rows carry only the KL and entropy terms: under dynamic sampling none
+    // enters, otherwise a share of them, weighted by its inverse so that those terms keep their expectation
+    if (a.zeroVariance && r.cfg.dynamicSampling.enabled) continue;
     const keep = a.zeroVariance ? r.cfg.equalRewardRows : 1;
     rs.forEach((x, k) => {
       const from = samples.length;

@@ -1,8 +1,8 @@
 // The PPO-clipped GRPO loss of the VLA on the exact sampled action tokens: one row = one sampled step.
-// Loss = -mean_w(min(r A, clip(r, 1-eps, 1+eps) A)) + beta_kl mean_w(k3 KL to the reference)
+// Loss = -mean_w(min(r A, clip(r, 1-eps, 1+eps_high) A)) + beta_kl mean_w(k3 KL to the reference)
 //        - beta_ent mean_w(joint entropy), r = exp(logp - behaviour logp), mean_w = sum(w x) / sum(w),
 // with sum(w) over the whole batch given as an input, so a slice of the batch gives its share.
-// eps, beta_kl and beta_ent are scalar graph inputs, so one session serves any schedule of them.
+// eps, eps_high, beta_kl and beta_ent are scalar graph inputs, so one session serves any schedule of them.
 import type { Graph, Tensor } from '../nn/ir.ts';
 import * as o from '../nn/ops.ts';
 import type { LossBuild } from '../nn/train.ts';
@@ -22,6 +22,7 @@ export const PPO_IO = {
    *  a batch's row slices add up to the batch's loss (data-parallel steps). */
   weightTotal: 'ppo.weight_total',
   clip: 'ppo.clip',
+  clipHigh: 'ppo.clip_high',
   klCoef: 'ppo.kl_coef',
   entropyCoef: 'ppo.entropy_coef',
   // metrics, all computed with the parameters before the update
@@ -38,8 +39,10 @@ export const PPO_IO = {
 } as const;
 
 export interface PpoCoefficients {
-  /** Clip range eps of the ratio. */
+  /** Clip range eps of the ratio (below 1; above it too unless clipHigh is given). */
   clip: number;
+  /** The clip range above 1 (DAPO's clip-higher: a likelier token's ratio may grow further); absent: clip. */
+  clipHigh?: number;
   /** beta_KL: weight of the KL to the reference policy. */
   klCoef: number;
   /** beta_ent: weight of the entropy bonus. */
@@ -69,6 +72,7 @@ export function ppoLossBuilder(config: VlaConfig, batch: number): (g: Graph) => 
     const adv = g.input(PPO_IO.advantage, [batch]);
     const w = g.input(PPO_IO.weight, [batch]);
     const eps = g.input(PPO_IO.clip, []);
+    const epsHigh = g.input(PPO_IO.clipHigh, []);
     const klCoef = g.input(PPO_IO.klCoef, []);
     const entCoef = g.input(PPO_IO.entropyCoef, []);
     const total = g.input(PPO_IO.weightTotal, []);
@@ -76,7 +80,7 @@ export function ppoLossBuilder(config: VlaConfig, batch: number): (g: Graph) => 
 
     const logRatio = o.sub(sc.logp, behaviour);
     const ratio = expCapped(logRatio);
-    const clipped = o.minimum(o.maximum(ratio, o.sub(1, eps)), o.add(eps, 1));
+    const clipped = o.minimum(o.maximum(ratio, o.sub(1, eps)), o.add(epsHigh, 1));
     // Min sends a tie's gradient to its second operand: inside the range that is clip(r) = r, which
     // passes it on; beyond the range in the advantage's direction the clipped term wins and the row
     // gets no gradient (grad.ts: Min/Max).
@@ -90,7 +94,11 @@ export function ppoLossBuilder(config: VlaConfig, batch: number): (g: Graph) => 
     const entropy = mean(sc.entropy);
     const loss = o.sub(o.add(policyLoss, o.mul(klCoef, kl)), o.mul(entCoef, entropy));
 
-    const clipFraction = mean(o.cast(o.greater(o.abs(o.sub(ratio, 1)), eps), g.float));
+    const outside = o.add(
+      o.cast(o.less(ratio, o.sub(1, eps)), g.float),
+      o.cast(o.greater(ratio, o.add(epsHigh, 1)), g.float),
+    );
+    const clipFraction = mean(outside);
     // k3 of KL(behaviour || current) from the behaviour's samples: (r - 1) - log r.
     const approxKl = mean(o.sub(o.sub(ratio, 1), logRatio));
     const metrics: Record<string, Tensor> = {

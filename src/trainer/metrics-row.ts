@@ -60,6 +60,8 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
   const dn = state.denoiser.report();
   const generation = state.evolution.generations(); // one per task
   const perStep = (x: number) => (losses.steps ? x / losses.steps : null);
+  const rollouts = all.reduce((n, [, rs]) => n + rs.length, 0);
+  const informative = o.anchors.length + o.models.length - batch.zeroVariance.anchor - batch.zeroVariance.model;
   return {
     iteration: i.it + 1,
     ...o.measured,
@@ -73,6 +75,9 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
     'groups/zero_variance': batch.zeroVariance.anchor + batch.zeroVariance.model,
     'groups/zero_variance_anchor': batch.zeroVariance.anchor,
     'groups/zero_variance_wm': batch.zeroVariance.model,
+    'groups/informative': informative,
+    'groups/refilled': Math.max(0, o.anchors.length + o.models.length - r.cfg.groupsPerIteration),
+    'groups/rollouts_per_informative': informative ? rollouts / informative : null,
     'groups/wm_three_valued': batch.threeValued,
     'groups/debias_changed': batch.debiasChanged,
     'hybrid/anchor_weight': batch.rowWeight.anchor,
@@ -92,13 +97,9 @@ export function metricsRow(r: Run, i: Iteration, o: Outcome): TrainMetrics {
     'samples/rows': batch.samples.length,
     'evolution/generation': generation.reduce((a, b) => a + b, 0) / generation.length,
     'evolution/level': mean([...o.anchors, ...o.models].filter((j) => !j.horizon).map((j) => j.level ?? 1)),
+    'frontier/level': state.frontier.config.enabled ? mean(state.frontier.levels()) : null,
     'agentbrew/relabelled': o.relabelled,
-    'repeat/penalty':
-      batch.penalty /
-      Math.max(
-        1,
-        all.reduce((n, [, rs]) => n + rs.length, 0),
-      ),
+    'repeat/penalty': batch.penalty / Math.max(1, rollouts),
     'groups/branched': o.models.filter((j) => j.branch).length,
     'branch/pool': state.pool.length,
     'refresh/count': state.totals.refreshes,

@@ -170,6 +170,7 @@ export function ppoFeeds(
   );
   feeds[PPO_IO.weightTotal] = scalarTensor(total, float);
   feeds[PPO_IO.clip] = scalarTensor(coef.clip, float);
+  feeds[PPO_IO.clipHigh] = scalarTensor(coef.clipHigh ?? coef.clip, float);
   feeds[PPO_IO.klCoef] = scalarTensor(coef.klCoef, float);
   feeds[PPO_IO.entropyCoef] = scalarTensor(coef.entropyCoef, float);
   return feeds;
@@ -177,6 +178,8 @@ export function ppoFeeds(
 
 function checkCoefficients(c: PpoCoefficients): PpoCoefficients {
   if (!(c.clip > 0)) throw new RangeError(`policy trainer: clip must be > 0, got ${c.clip}`);
+  if (c.clipHigh !== undefined && !(c.clipHigh > 0))
+    throw new RangeError(`policy trainer: clipHigh must be > 0, got ${c.clipHigh}`);
   if (!(c.klCoef >= 0)) throw new RangeError(`policy trainer: klCoef must be >= 0, got ${c.klCoef}`);
   if (!(c.entropyCoef >= 0)) throw new RangeError(`policy trainer: entropyCoef must be >= 0, got ${c.entropyCoef}`);
   return c;

@@ -101,14 +101,15 @@ export interface Rollout {
   samples: StepSample[];
 }
 
-/** The sampler acting at temperature 1, keeping a uniform reservoir of `k` steps per rollout key. */
+/** The sampler acting at `temperature`, keeping a uniform reservoir of `k` steps per rollout key. The
+ *  stored log-probs are the model's own (temperature 1), as the PPO graph computes them, so a row's
+ *  ratio starts at 1: a temperature only widens what the rollouts try. */
 function recordingPolicy(
   sampler: PolicySampler,
-  seed: number,
-  k: number,
-  clock?: { policy: number },
+  o: RunGroupsOptions,
 ): Policy & { reservoirs: Map<number, StepSample[]> } {
-  const inner = samplerPolicy(sampler, { seed, temperature: 1 });
+  const { seed, samplesPerRollout: k, clock } = o;
+  const inner = samplerPolicy(sampler, { seed, temperature: o.temperature ?? 1 });
   const dims = sampler.config.actions.map((a) => a.name);
   const reservoirs = new Map<number, StepSample[]>();
   return {
@@ -138,6 +139,8 @@ function recordingPolicy(
 export interface RunGroupsOptions {
   seed: number;
   samplesPerRollout: number;
+  /** Sampling temperature of the rollouts (absent: 1). */
+  temperature?: number;
   /** Anchors: record every state (for branch points, segment grading and the world-model refresh). */
   record?: (slot: number) => ArrayLike<number>;
   /** Seconds of policy inference are added to clock.policy (reported only). */
@@ -151,7 +154,7 @@ export async function runGroups(
   jobs: readonly GroupJob[],
   o: RunGroupsOptions,
 ): Promise<Rollout[][]> {
-  const policy = recordingPolicy(sampler, o.seed, o.samplesPerRollout, o.clock);
+  const policy = recordingPolicy(sampler, o);
   const flat = jobs.flatMap((j) => j.keys.map((key) => ({ job: j, key })));
   const options: CollectOptions = {
     seeds: flat.map((r) => r.job.branch?.seed ?? r.job.start),

@@ -88,7 +88,7 @@ export async function openRun(
     lr: cfg.lr,
     weightDecay: cfg.weightDecay,
     maxGradNorm: cfg.maxGradNorm,
-    coefficients: { clip: cfg.clip, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
+    coefficients: { clip: cfg.clip, clipHigh: cfg.clipHigh, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
     shards: cfg.updateShards,
     hosts,
     // slices on helpers keep their cores busy; otherwise the update takes them as intra-op threads
@@ -167,6 +167,7 @@ export function newIteration(r: Run, it: number): Iteration {
     worldModel: setup.worldModel,
     seed: cfg.seed,
     samplesPerRollout: cfg.samplesPerRollout,
+    temperature: cfg.temperature,
     clock,
   };
   return { it, clock, rollouts: new Map(), request };

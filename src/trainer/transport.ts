@@ -28,6 +28,7 @@ export class InProcessTransport implements RolloutTransport {
         const groups = await runGroups(env, this.sampler, mine, {
           seed: r.seed,
           samplesPerRollout: r.samplesPerRollout,
+          temperature: r.temperature,
           record,
           clock: r.clock,
         });

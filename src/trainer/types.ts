@@ -84,6 +84,8 @@ export interface GroupRequest {
   worldModel?: RefreshableModel;
   seed: number;
   samplesPerRollout: number;
+  /** Sampling temperature of the rollouts (absent: 1). */
+  temperature?: number;
   /** engine 'model': record states too (where the task has branching), for the repeat penalty. */
   recordStates?: boolean;
   /** Seconds of policy inference in this process are added here (reported only). */

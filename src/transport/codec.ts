@@ -155,6 +155,8 @@ export const JobSchema = z
     }),
     /** World-model groups: record states too (the repeat penalty reads them). */
     recordStates: z.boolean().optional(),
+    /** Sampling temperature of the rollouts (absent: 1). */
+    temperature: z.number().positive().optional(),
   })
   // real-branch runs its world-model groups in physics: those name none
   .refine((j) => j.group.kind === 'model' || j.worldModel === undefined, {

@@ -83,6 +83,7 @@ export class QueueTransport implements RolloutTransport {
         samplesPerRollout: r.samplesPerRollout,
         group: jobGroup(g),
         ...(r.recordStates && { recordStates: true }),
+        ...(r.temperature !== undefined && r.temperature !== 1 && { temperature: r.temperature }),
       };
     });
     const out: Rollout[][] = new Array(jobs.length);

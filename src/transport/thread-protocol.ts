@@ -19,6 +19,7 @@ export interface GroupsCall {
   jobs: GroupJob[];
   seed: number;
   samplesPerRollout: number;
+  temperature?: number;
   record: boolean;
 }
 

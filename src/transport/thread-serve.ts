@@ -112,6 +112,7 @@ function rolloutRunner(
       const groups = await runGroups(env, sampler, c.jobs, {
         seed: c.seed,
         samplesPerRollout: c.samplesPerRollout,
+        temperature: c.temperature,
         record,
         clock,
       });

@@ -142,6 +142,7 @@ export class SplitTransport implements RolloutTransport {
             jobs: some,
             seed: r.seed,
             samplesPerRollout: r.samplesPerRollout,
+            temperature: r.temperature,
             record: recordsStates(r.engine === 'real', r.recordStates, task),
           };
           const a = await h.run(call, policy, model);

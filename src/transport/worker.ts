@@ -132,7 +132,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerHandle> {
         const env = idle.get(n)?.pop() ?? (await (model ? task.makeModel!(n) : task.makeReal(n)));
         try {
           const record = recordsStates(!model, j.recordStates, task) ? recordRow(env) : undefined;
-          const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, record };
+          const options = { seed: j.seed, samplesPerRollout: j.samplesPerRollout, temperature: j.temperature, record };
           return await policies.use(j.policy, makePolicy, async (sampler) => {
             const t0 = performance.now();
             const [group] = await runGroups(env, sampler, [groupOfJob(j.group)], options);
