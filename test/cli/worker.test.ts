@@ -164,7 +164,7 @@ describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redi
     }
   });
 
-  it('the default preset (environment evolution) with the repeat penalty, and real-branch: through workers as in-process', {
+  it('the default preset (environment evolution) with the repeat penalty, real-branch, and frontier starts with dynamic sampling, clip-higher and a rollout temperature: through workers as in-process', {
     timeout: 300_000,
   }, async () => {
     const small = join(tmp, 'default.json');
@@ -172,18 +172,30 @@ describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redi
     // a penalty that fires: any 3 repeated tokens (world-model groups then record their states too)
     const repeat = { coef: 0.5, window: 3, tolerance: 10 };
     writeFileSync(small, JSON.stringify({ ...sizes, evalEvery: 0, checkpointEvery: 1, repeat }));
+    const frontier = join(tmp, 'frontier.json');
+    const explore = { clipHigh: 0.28, temperature: 1.6, klCoef: 0 };
+    const starts = { evolution: { enabled: false }, frontier: { enabled: true, initial: 0 } };
+    const dynamicSampling = { enabled: true, maxExtraGroups: 2 };
+    writeFileSync(
+      frontier,
+      JSON.stringify({ ...sizes, evalEvery: 0, checkpointEvery: 1, ...starts, dynamicSampling, ...explore }),
+    );
     const workers = [await worker(server.url), await worker(server.url)];
     try {
-      for (const mode of ['wmrl', 'real-branch']) {
+      for (const [name, mode, config] of [
+        ['wmrl', 'wmrl', small],
+        ['real-branch', 'real-branch', small],
+        ['frontier', 'wmrl', frontier],
+      ]) {
         const args = ['train', '--mode', mode, '--preset', 'default', '--task', 'pick-place', '--iterations', '2'];
-        const [here, there] = [join(tmp, `${mode}-local`), join(tmp, `${mode}-workers`)];
-        const a = await wmrlProcess(ROOT, ...args, '--config', small, '--out', here);
+        const [here, there] = [join(tmp, `${name}-local`), join(tmp, `${name}-workers`)];
+        const a = await wmrlProcess(ROOT, ...args, '--config', config, '--out', here);
         expect(a.code, a.stderr).toBe(0);
         const b = await wmrlProcess(
           ROOT,
           ...args,
           '--config',
-          small,
+          config,
           '--out',
           there,
           '--redis',
@@ -192,8 +204,10 @@ describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redi
           'all',
         );
         expect(b.code, b.stderr).toBe(0);
-        expect(metrics(here)[0]['evolution/level']).toBeLessThan(1); // groups started on the expert's states
-        expect(metrics(here)[0]['repeat/penalty']).toBeGreaterThan(0);
+        const first = metrics(here)[0];
+        if (name === 'frontier') expect(first['frontier/level']).toBeLessThan(1);
+        else expect(first['evolution/level']).toBeLessThan(1); // groups started on the expert's states
+        if (name !== 'frontier') expect(first['repeat/penalty']).toBeGreaterThan(0);
         expect(metrics(there)).toEqual(metrics(here));
         expect(files(there)).toEqual(files(here));
       }

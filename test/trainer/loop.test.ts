@@ -246,3 +246,27 @@ describe('rollout groups', () => {
     await sampler.close();
   });
 });
+
+describe('rollout temperature', () => {
+  it("changes the actions tried; the stored log-probs stay the policy's own (temperature 1)", async () => {
+    const s = setup();
+    const { PolicySampler } = await import('../../src/policy/sampler.ts');
+    const { jointLogp, runGroups } = await import('../../src/trainer/rollouts.ts');
+    const sampler = await PolicySampler.create(s.policy.config, s.policy.params);
+    const job = { kind: 'anchor' as const, task: 0, start: 42, keys: Array.from({ length: 16 }, (_, k) => k) };
+    const at = async (temperature: number) => {
+      const [group] = await runGroups(new CodeLockEnv(16), sampler, [job], {
+        seed: 0,
+        samplesPerRollout: 6,
+        temperature,
+      });
+      return group;
+    };
+    const [plain, sharp] = [await at(1), await at(0.05)];
+    expect(sharp.map((r) => Array.from(r.actions).join())).not.toEqual(plain.map((r) => Array.from(r.actions).join()));
+    const samples = sharp.flatMap((r) => r.samples);
+    const own = await jointLogp(sampler, samples);
+    samples.forEach((x, k) => expect(x.behaviourLogp).toBeCloseTo(own[k], 4));
+    await sampler.close();
+  });
+});

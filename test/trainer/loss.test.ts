@@ -115,6 +115,34 @@ describe('PPO-clipped loss with k3 KL and entropy', () => {
     }
   });
 
+  it('clipHigh: a row with A > 0 at ratio 1.25 keeps its gradient under clipHigh 0.28, not under 0.2', async () => {
+    const cfg = tinyConfig();
+    const B = 3;
+    const params = checkLossParams(cfg, B);
+    const rows = samples(cfg, B, 14);
+    const symmetric: PpoCoefficients = { clip: 0.2, klCoef: 0, entropyCoef: 0 };
+    const logp = (await evaluate(cfg, B, ppoFeeds(cfg, TOKENIZER, rows, B, symmetric, 'float64'), params)).logp;
+    // row 0: 1.25 with A > 0 (inside 1 + 0.28, outside 1 + 0.2); row 1: 0.75 with A < 0 (outside 1 - 0.2
+    // either way); row 2: 1.35 with A > 0 (outside both)
+    placeRatios(rows, logp, [1.25, 0.75, 1.35]);
+    [1, -1, 1].forEach((a, i) => (rows[i].advantage = a));
+    const gradNorm = async (coef: PpoCoefficients, k: number) => {
+      rows.forEach((r, i) => (r.weight = i === k ? 1 : 0));
+      const { grads } = await evaluate(cfg, B, ppoFeeds(cfg, TOKENIZER, rows, B, coef, 'float64'), params);
+      return Math.hypot(...grads.flatMap((g) => [...g]));
+    };
+    const high = { ...symmetric, clipHigh: 0.28 };
+    expect(await gradNorm(symmetric, 0)).toBe(0);
+    expect(await gradNorm(high, 0)).toBeGreaterThan(1e-3);
+    expect(await gradNorm(high, 1)).toBe(0);
+    expect(await gradNorm(high, 2)).toBe(0);
+    rows.forEach((r) => (r.weight = 1));
+    const fraction = async (coef: PpoCoefficients) =>
+      (await evaluate(cfg, B, ppoFeeds(cfg, TOKENIZER, rows, B, coef, 'float64'), params)).clipFraction;
+    expect(await fraction(symmetric)).toBeCloseTo(1, 12);
+    expect(await fraction(high)).toBeCloseTo(2 / 3, 12);
+  });
+
   it('the KL term is 0 when the reference is the current policy and positive otherwise', async () => {
     const cfg = tinyConfig();
     const B = 5;
