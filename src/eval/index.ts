@@ -7,3 +7,4 @@ export * from './policies.ts';
 export * from './run.ts';
 export * from './physics-dynamics.ts';
 export * from './shadow-folder.ts';
+export * from './handover.ts';

@@ -37,6 +37,16 @@ beforeAll(() => {
 
 const cases: [string, () => string[], RegExp][] = [
   [
+    'eval: --handover lists a step twice',
+    () => ['eval', '--policy', 'random', '--handover', '0,20,20', '--out', 'ev'],
+    /--handover: the steps of the list must differ \(got "0,20,20"\)/,
+  ],
+  [
+    'eval: --handover is not a list of integers',
+    () => ['eval', '--policy', 'random', '--handover', '10,-5', '--out', 'ev'],
+    /--handover: must be K or a comma-separated list of integers >= 0/,
+  ],
+  [
     'eval: --policy names a folder',
     () => ['eval', '--policy', 'folder.onnx', '--task', 'push', '--episodes', '1', '--out', 'ev'],
     /--policy: "folder\.onnx" is a folder, expected a model file/,

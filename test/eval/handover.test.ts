@@ -1,6 +1,6 @@
 // The handover probe: the scripted expert acts for the first K steps of every episode, then the policy.
 import { describe, expect, it } from 'vitest';
-import { runEval } from '../../src/eval/index.ts';
+import { handoverTable, runEval, runHandoverSweep } from '../../src/eval/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
@@ -29,5 +29,34 @@ describe('eval --handover', () => {
     const none = await run('random', 0);
     expect(none.handover).toBeUndefined();
     expect(none.policies[0].outcomes).toEqual(random);
+  }, 120_000);
+});
+
+describe('the handover sweep', () => {
+  it('runs each K on the same seeds as a single evaluation would, and tabulates them with the paired difference', async () => {
+    const opts = {
+      scene,
+      tasks: ['tabletop/pick-place'],
+      policies: ['expert', 'random'],
+      split: 'heldout' as const,
+      episodes: 4,
+      seed: 0,
+      temperature: 1,
+      numEnvs: 4,
+    };
+    const seen: number[] = [];
+    const points = await runHandoverSweep(opts, [0, 100], (p) => seen.push(p.k));
+    expect(seen).toEqual([0, 100]);
+    expect(points[1].report).toEqual(await runEval({ ...opts, handover: 100 }));
+    const lines = handoverTable(points).split('\n');
+    expect(lines[0]).toBe('| K | policy | pick-place | overall |');
+    expect(lines.slice(2, 8)).toEqual([
+      '| 0 | expert | 100% | 100% |',
+      '| 0 | random | 0% | 0% |',
+      '| 0 | paired A - B, points | +100.0 [+100.0, +100.0] | +100.0 [+100.0, +100.0] |',
+      '| 100 | expert | 100% | 100% |',
+      '| 100 | random | 100% | 100% |',
+      '| 100 | paired A - B, points | +0.0 [+0.0, +0.0] | +0.0 [+0.0, +0.0] |',
+    ]);
   }, 120_000);
 });

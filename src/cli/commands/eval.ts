@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import {
@@ -5,10 +6,12 @@ import {
   type EvalReport,
   type PolicyResult,
   formatReport,
+  handoverTable,
   runEval,
+  runHandoverSweep,
   writeEvalFolder,
 } from '../../eval/index.ts';
-import { withFolderLock } from '../../store/index.ts';
+import { commitFiles, withFolderLock } from '../../store/index.ts';
 import { WORDINGS } from '../../task/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { ProgressFlags, addProgressFlags, progressBar } from '../progress.ts';
@@ -16,6 +19,14 @@ import { loadScene, resolveTasks } from '../scene.ts';
 import { defaultRunDir } from './rollout.ts';
 
 export const DEFAULT_EVAL_TEMPERATURE = 1;
+
+/** --handover K, or a list K1,K2,... of distinct steps (the sweep). */
+const handoverFlag = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'must be K or a comma-separated list of integers >= 0, e.g. 0,10,20')
+  .transform((s) => s.split(',').map(Number))
+  .refine((ks) => ks.every((k) => k <= 1000), 'every K must be <= 1000')
+  .refine((ks) => new Set(ks).size === ks.length, 'the steps of the list must differ');
 
 const EvalFlags = ProgressFlags.extend({
   policy: z.string().min(1).optional(),
@@ -25,7 +36,7 @@ const EvalFlags = ProgressFlags.extend({
   seed: seedFlag,
   temperature: z.coerce.number().min(0, 'must be >= 0 (0 = greedy)').max(100, 'must be <= 100'),
   wording: z.enum(WORDINGS),
-  handover: intFlag(0).max(1000),
+  handover: handoverFlag,
   task: z.string(),
   numEnvs: intFlag(1).max(256),
   out: z.string().optional(),
@@ -42,6 +53,7 @@ export function evalOptions(opts: EvalOpts, onEpisode?: () => void): EvalOptions
   const scene = loadScene(opts.scene);
   return {
     ...opts,
+    handover: opts.handover[0],
     scene,
     tasks: resolveTasks(scene, opts.task),
     policies,
@@ -81,7 +93,8 @@ export function registerEval(program: Command): void {
     )
     .option(
       '--handover <k>',
-      'the scripted expert acts for the first K steps of every episode, then the policy (0: none)',
+      'the scripted expert acts for the first K steps of every episode, then the policy (0: none); ' +
+        'a list 0,10,20 runs each on the same seeds, into <out>/handover-K, and prints one table',
       '0',
     )
     .option('--task <id>', 'task id or all', 'all')
@@ -93,6 +106,7 @@ export function registerEval(program: Command): void {
       const opts = parseOptions(EvalFlags, raw);
       const eo = evalOptions(opts);
       const out = opts.out ?? defaultRunDir('eval');
+      if (opts.handover.length > 1) return handoverSweep(opts, eo, out);
       const { report, files } = await withFolderLock(out, '--out', async () => {
         const bar = progressBar('eval', eo.policies.length * eo.tasks.length * opts.episodes, opts);
         let report: EvalReport;
@@ -111,7 +125,7 @@ export function registerEval(program: Command): void {
           seed: report.seed,
           temperature: report.temperature,
           wording: opts.wording,
-          handover: opts.handover,
+          handover: opts.handover[0],
           out,
           report: files.json,
         };
@@ -124,4 +138,41 @@ export function registerEval(program: Command): void {
       console.log(formatReport(report));
       console.log(`report: ${files.json}  chart: ${files.html}`);
     });
+}
+
+/** --handover K1,K2,...: one evaluation per K (report folders <out>/handover-K), one table. */
+async function handoverSweep(opts: EvalOpts, eo: EvalOptions, out: string): Promise<void> {
+  const table = join(out, 'handover.md');
+  const points = await withFolderLock(out, '--out', async () => {
+    const total = opts.handover.length * eo.policies.length * eo.tasks.length * opts.episodes;
+    const bar = progressBar('eval', total, opts);
+    try {
+      const points = await runHandoverSweep({ ...eo, onEpisode: () => bar.tick() }, opts.handover, (p) =>
+        writeEvalFolder(join(out, `handover-${p.k}`), p.report),
+      );
+      commitFiles([{ path: table, data: `${handoverTable(points)}\n` }]);
+      return points;
+    } finally {
+      bar.stop();
+    }
+  });
+  if (!opts.json) {
+    console.log(handoverTable(points));
+    console.log(`table: ${table}`);
+    return;
+  }
+  const point = ({ k, report }: (typeof points)[number]) => ({
+    handover: k,
+    policies: report.policies.map((p) => ({ policy: p.policy, results: p.results })),
+    ...(report.paired && { paired: report.paired }),
+    report: join(out, `handover-${k}`, 'report.json'),
+  });
+  printJson({
+    split: opts.split,
+    episodes_per_task: opts.episodes,
+    seed: opts.seed,
+    out,
+    table,
+    points: points.map(point),
+  });
 }
