@@ -38,9 +38,12 @@ const TrainMetricsShape = {
   'groups/zero_variance': n.describe('groups whose members all got one reward (no gradient)'),
   'groups/zero_variance_anchor': n.describe('of them, anchor groups'),
   'groups/zero_variance_wm': n.describe('of them, world-model groups'),
-  'groups/informative': n.describe('groups whose rewards differ (those that move the policy)'),
-  'groups/refilled': n.describe("dynamic sampling: world-model groups run beyond the iteration's own"),
-  'groups/rollouts_per_informative': maybe.describe('rollouts run per informative group (null: none informative)'),
+  // optional: runs written before them still read
+  'groups/informative': n.optional().describe('groups whose rewards differ (those that move the policy)'),
+  'groups/refilled': n.optional().describe("dynamic sampling: world-model groups run beyond the iteration's own"),
+  'groups/rollouts_per_informative': maybe
+    .optional()
+    .describe('rollouts run per informative group (null: none informative)'),
   'groups/wm_three_valued': n.describe(
     'world-model groups with at least 3 distinct rewards (the only ones a monotone map changes after z-scoring)',
   ),
@@ -68,9 +71,9 @@ const TrainMetricsShape = {
   'evolution/level': maybe.describe(
     "mean share of the expert's trajectory left at this iteration's non-branched group starts (1: initial states; null: none)",
   ),
-  'frontier/level': maybe.describe(
-    "frontier starts: the tasks' mean share of the expert's trajectory left at the frontier (null when off)",
-  ),
+  'frontier/level': maybe
+    .optional()
+    .describe("frontier starts: the tasks' mean share of the expert's trajectory left at the frontier (null when off)"),
   'agentbrew/relabelled': n.describe(
     'failed anchor rollouts relabelled with an instruction their final state satisfies',
   ),
