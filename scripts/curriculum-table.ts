@@ -1,7 +1,7 @@
 // Prints the ablation table of a curriculum study folder (scripts/curriculum-study.sh) as markdown, each
 // row also paired with the first; then, per row, what its iterations spent: groups and rollouts run, the
 // share of groups whose rewards differ, and the share of the update's groups that do (means over seeds).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ablationTable, readStudy } from '../src/experiment/ablation.ts';
 
@@ -18,8 +18,11 @@ console.log(
 );
 console.log('|---|---|---|---|---|---|');
 for (const row of rows) {
-  const perSeed = seeds.map((seed) => {
-    const run = join(dir, `${row}-s${seed}`);
+  const runs = seeds
+    .map((seed) => join(dir, `${row}-s${seed}`))
+    .filter((run) => existsSync(join(run, 'metrics.jsonl')));
+  if (runs.length === 0) continue;
+  const perSeed = runs.map((run) => {
     const config = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8'));
     const cfg = config.config ?? config;
     const lines = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
