@@ -5,7 +5,7 @@
 // The same class runs on the real executor and on the outcome world model (outcomeSource).
 import { EnvSpecSchema, type EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
-import { assertStarts } from '../env/batch.ts';
+import { assertStarts, inMask } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
 import type {
   BatchAction,
@@ -16,6 +16,7 @@ import type {
   EpisodeStart,
   ResetInfo,
   ResetOptions,
+  StepOptions,
   StepResult,
 } from '../env/types.ts';
 import { PROGRAM_SLOTS, VOCAB } from './dsl.ts';
@@ -141,11 +142,14 @@ export class AutoResearchEnv implements Env, Branchable {
     return { ...this.states[i] };
   }
 
-  async step(action: BatchAction): Promise<StepResult> {
+  /** Runs the proposals of the envs in the mask whose episode has not ended (the others cost nothing). */
+  async step(action: BatchAction, options: StepOptions = {}): Promise<StepResult> {
     assertAction(this.spec, this.numEnvs, action);
     const n = this.numEnvs;
-    if (this.states.some((s) => s.seed < 0)) throw new Error(`${this.spec.id}: step() before reset()`);
-    const live = this.states.flatMap((s, i) => (solved(s) || s.turn >= MAX_TURNS ? [] : [i]));
+    const stepping = (i: number) => inMask(options.mask, i);
+    if (this.states.some((s, i) => stepping(i) && s.seed < 0))
+      throw new Error(`${this.spec.id}: step() before reset()`);
+    const live = this.states.flatMap((s, i) => (!stepping(i) || solved(s) || s.turn >= MAX_TURNS ? [] : [i]));
     const proposals = live.map((i) => ({
       tokens: Int32Array.from(ACTION_NAMES, (name) => (action[name] as Int32Array)[i]),
       seed: this.states[i].seed,

@@ -99,7 +99,7 @@ async function replayTask(
             sink.row(tokenizer.encode(instruction), x.tokens, ids[start + i]);
           }
         });
-        const r = await env.step(action);
+        const r = await env.step(action, { mask: seeds.map((_, i) => i < group.length && t < group[i].length) });
         group.forEach((d, i) => {
           if (t < d.length && r.reward[i] !== d.rewards[t])
             throw new InputError(

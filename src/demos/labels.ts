@@ -75,8 +75,8 @@ export class ExpertLabeller {
   /** The expert's clean tokens for every slot at the current states, recorded for the live slots. */
   label(ctx: StepContext): BatchAction {
     const { env, expert } = this;
-    const clean = expert.act();
-    const alt = this.others.map((x) => x.expert.act());
+    const clean = expert.act(ctx.keys);
+    const alt = this.others.map((x) => x.expert.act(ctx.keys));
     for (let i = 0; i < env.numEnvs; i++) {
       const rec = this.labels.get(this.slotSeed[i]);
       if (!rec || ctx.keys[i] < 0) continue;

@@ -2,6 +2,11 @@
 // reset/step returns, and the index check behind per-env accessors.
 import type { BatchObs } from './types.ts';
 
+/** Whether env i is in a reset's or a step's mask (no mask: every env is). */
+export function inMask(mask: ArrayLike<boolean | number> | undefined, i: number): boolean {
+  return !mask || Boolean(mask[i]);
+}
+
 /** Throws unless env i exists and has been reset (has a task). */
 export function assertResetEnv(envId: string, numEnvs: number, i: number, task: unknown): void {
   if (!Number.isInteger(i) || i < 0 || i >= numEnvs) throw new RangeError(`env index ${i} is outside [0, ${numEnvs})`);
@@ -47,4 +52,20 @@ export function assertStarts(
     if (!Number.isInteger(elapsed) || elapsed < 0 || elapsed >= maxSteps)
       throw new RangeError(`resetFrom: starts[${j}].elapsed must be an integer in [0, ${maxSteps}), got ${elapsed}`);
   });
+}
+
+/** The rows `rows` of a batch of n observations, in that order (a smaller batch of fresh arrays). */
+export function selectRows(obs: BatchObs, rows: readonly number[], n: number): BatchObs {
+  const out: BatchObs = {};
+  for (const [key, v] of Object.entries(obs)) {
+    if (Array.isArray(v)) {
+      out[key] = rows.map((i) => v[i]);
+      continue;
+    }
+    const size = v.length / n;
+    const part = v.slice(0, rows.length * size);
+    rows.forEach((i, r) => part.set(v.subarray(i * size, (i + 1) * size), r * size));
+    out[key] = part;
+  }
+  return out;
 }

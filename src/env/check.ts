@@ -58,7 +58,7 @@ function hashStep(spec: EnvSpec, r: StepResult): string {
 }
 
 /** Check one env against the contract: spec, shapes and dtypes, value ranges, seed determinism,
- *  mask-only resets, and (when offered) snapshot exactness and frames. Throws CheckEnvError listing
+ *  mask-only resets and steps, and (when offered) snapshot exactness and frames. Throws CheckEnvError listing
  *  every failure; returns the list of checks that ran. */
 export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise<string[]> {
   const seed = options.seed ?? 12345;
@@ -183,6 +183,31 @@ export async function checkEnv(env: Env, options: CheckEnvOptions = {}): Promise
         fail(`masked reset changed the observation of env ${i}`);
     }
     ran.push('mask-reset');
+  }
+
+  // Mask-only step: envs outside the mask keep their observation and get reward 0; stepped later with
+  // the same action, they give what an unmasked step gave.
+  if (n > 1) {
+    const action = randomAction(spec, n, new Rng(seed, 8));
+    const start = await env.reset({ seed });
+    const full = await env.step(action);
+    await env.reset({ seed });
+    const first = Array.from({ length: n }, (_, i) => i === 0);
+    const one = await env.step(action, { mask: first });
+    const rest = await env.step(action, { mask: first.map((x) => !x) });
+    if (stepRowHash(spec, one, 0, n) !== stepRowHash(spec, full, 0, n))
+      fail('masked step: env 0 (in the mask) differs from its unmasked step');
+    for (let i = 1; i < n; i++) {
+      if (rowHash(spec, one.obs, i, n) !== rowHash(spec, start.obs, i, n) || one.reward[i] !== 0) {
+        fail(`masked step changed env ${i} (outside the mask)`);
+        break;
+      }
+      if (stepRowHash(spec, rest, i, n) !== stepRowHash(spec, full, i, n)) {
+        fail(`masked step: env ${i}, stepped after an idle step, differs from its unmasked step`);
+        break;
+      }
+    }
+    ran.push('mask-step');
   }
 
   if (hasSnapshot(env)) {

@@ -12,8 +12,10 @@ import {
   type ResetInfo,
   type ResetOptions,
   type Snapshottable,
+  type StepOptions,
   type StepResult,
 } from './types.ts';
+import { inMask } from './batch.ts';
 
 /** One step of one stream (the viewer protocol's Frame). */
 export interface LiveFrame {
@@ -81,13 +83,13 @@ export class LiveTap implements Env, FrameSource {
 
   async reset(options?: ResetOptions): Promise<{ obs: BatchObs; info: ResetInfo }> {
     const out = await this.inner.reset(options);
-    if (!options?.mask || options.mask[0]) this.started(out.info);
+    if (inMask(options?.mask, 0)) this.started(out.info);
     return out;
   }
 
-  async step(action: BatchAction): Promise<StepResult> {
-    const r = await this.inner.step(action);
-    this.stepped(r);
+  async step(action: BatchAction, options: StepOptions = {}): Promise<StepResult> {
+    const r = await this.inner.step(action, options);
+    if (inMask(options.mask, 0)) this.stepped(r);
     if (Date.now() - this.lastYield >= YIELD_EVERY_MS) {
       await yieldToEventLoop();
       this.lastYield = Date.now();

@@ -9,11 +9,12 @@ import type {
   EpisodeStart,
   ResetInfo,
   ResetOptions,
+  StepOptions,
   StepResult,
 } from './types.ts';
 import { resolveResetSeeds } from './seeds.ts';
 import { assertAction } from './action.ts';
-import { assertStarts } from './batch.ts';
+import { assertStarts, inMask } from './batch.ts';
 
 // Two small envs with known answers, for trainer tests: an oracle scores 100%, random about 0%.
 
@@ -69,7 +70,7 @@ abstract class ToyEnv implements Env, Branchable {
     return { obs: this.observe(), info };
   }
 
-  async step(action: BatchAction): Promise<StepResult> {
+  async step(action: BatchAction, options: StepOptions = {}): Promise<StepResult> {
     assertAction(this.spec, this.numEnvs, action);
     const n = this.numEnvs;
     const reward = new Float64Array(n);
@@ -78,6 +79,7 @@ abstract class ToyEnv implements Env, Branchable {
     const success = new Uint8Array(n);
     const progress = new Float64Array(n);
     for (let i = 0; i < n; i++) {
+      if (!inMask(options.mask, i)) continue;
       if (!this.state.done[i]) {
         const r = this.stepOne(i, action);
         this.state.steps[i]++;

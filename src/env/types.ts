@@ -19,6 +19,13 @@ export interface ResetOptions {
   keys?: ArrayLike<number>;
 }
 
+export interface StepOptions {
+  /** Only envs with mask[i] true step; the others do nothing and cost nothing (they need not have been
+   *  reset): they keep their state and observation, their reward is 0, and the rest of their row in
+   *  the result says nothing. Omitted: every env steps. */
+  mask?: ArrayLike<boolean | number>;
+}
+
 export interface ResetInfo {
   source: EnvSource;
   /** The seed each env was reset with (unchanged envs keep their previous seed). */
@@ -52,12 +59,13 @@ export interface StepResult {
 }
 
 /** The batched, async environment contract shared by physics, world model, AutoResearch and toys.
- *  No autoreset: after terminated/truncated the caller resets (with a mask). */
+ *  No autoreset: after terminated/truncated the caller resets (with a mask); a step's mask names the
+ *  envs that run, so idle ones cost nothing. */
 export interface Env {
   readonly spec: EnvSpec;
   readonly numEnvs: number;
   reset(options?: ResetOptions): Promise<{ obs: BatchObs; info: ResetInfo }>;
-  step(action: BatchAction): Promise<StepResult>;
+  step(action: BatchAction, options?: StepOptions): Promise<StepResult>;
   close(): void;
 }
 

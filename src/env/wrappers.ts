@@ -1,4 +1,5 @@
-import type { BatchAction, BodyPose, Env, EnvSnapshot, ResetOptions, StepResult } from './types.ts';
+import { inMask } from './batch.ts';
+import type { BatchAction, BodyPose, Env, EnvSnapshot, ResetOptions, StepOptions, StepResult } from './types.ts';
 import { hasFrame, hasSnapshot } from './types.ts';
 
 /** Base wrapper: forwards everything, and forwards snapshot()/frame() only when the inner env has them
@@ -33,8 +34,8 @@ export class Wrapper<E extends Env = Env> implements Env {
   reset(options?: ResetOptions) {
     return this.inner.reset(options);
   }
-  step(action: BatchAction): Promise<StepResult> {
-    return this.inner.step(action);
+  step(action: BatchAction, options?: StepOptions): Promise<StepResult> {
+    return this.inner.step(action, options);
   }
   close() {
     this.inner.close();
@@ -61,14 +62,15 @@ export class TimeLimit<E extends Env = Env> extends Wrapper<E> {
 
   override async reset(options: ResetOptions = {}) {
     const out = await this.inner.reset(options);
-    for (let i = 0; i < this.numEnvs; i++) if (!options.mask || options.mask[i]) this.elapsed[i] = 0;
+    for (let i = 0; i < this.numEnvs; i++) if (inMask(options.mask, i)) this.elapsed[i] = 0;
     return out;
   }
 
-  override async step(action: BatchAction) {
-    const r = await this.inner.step(action);
+  override async step(action: BatchAction, options: StepOptions = {}) {
+    const r = await this.inner.step(action, options);
     const truncated = r.truncated.slice();
     for (let i = 0; i < this.numEnvs; i++) {
+      if (!inMask(options.mask, i)) continue;
       this.elapsed[i]++;
       if (this.elapsed[i] >= this.maxSteps && !r.terminated[i]) truncated[i] = 1;
     }
@@ -114,7 +116,7 @@ export class EpisodeStatistics<E extends Env = Env> extends Wrapper<E> {
   override async reset(options: ResetOptions = {}) {
     const out = await this.inner.reset(options);
     for (let i = 0; i < this.numEnvs; i++) {
-      if (options.mask && !options.mask[i]) continue;
+      if (!inMask(options.mask, i)) continue;
       this.returns[i] = 0;
       this.lengths[i] = 0;
       this.done[i] = 0;
@@ -123,10 +125,10 @@ export class EpisodeStatistics<E extends Env = Env> extends Wrapper<E> {
     return out;
   }
 
-  override async step(action: BatchAction) {
-    const r = await this.inner.step(action);
+  override async step(action: BatchAction, options: StepOptions = {}) {
+    const r = await this.inner.step(action, options);
     for (let i = 0; i < this.numEnvs; i++) {
-      if (this.done[i]) continue;
+      if (this.done[i] || !inMask(options.mask, i)) continue;
       this.returns[i] += r.reward[i];
       this.lengths[i]++;
       if (r.terminated[i] || r.truncated[i]) {

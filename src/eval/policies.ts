@@ -31,7 +31,7 @@ export interface PolicySourceOptions {
 /** The scripted expert acting on the env's privileged state, with optional token noise. */
 export function expertPolicy(env: TabletopEnv, noise = 0, seed = 0): Policy {
   const expert = new ScriptedExpert(env);
-  return withTokenNoise({ act: () => ({ actions: expert.act() }) }, env.spec, noise, seed);
+  return withTokenNoise({ act: (_obs, ctx) => ({ actions: expert.act(ctx.keys) }) }, env.spec, noise, seed);
 }
 
 async function modelSource(path: string, o: PolicySourceOptions, flag: string): Promise<PolicySource> {
@@ -77,7 +77,7 @@ export function handoverPolicy(env: TabletopEnv, policy: Policy, k: number): Pol
     async act(obs, ctx) {
       const early = Array.from(ctx.steps, (step, i) => ctx.keys[i] >= 0 && step < k);
       if (!early.includes(true)) return policy.act(obs, ctx);
-      const guided = expert.act();
+      const guided = expert.act(ctx.keys);
       if (early.every((e, i) => e || ctx.keys[i] < 0)) return { actions: guided };
       return { actions: takeSlots((await policy.act(obs, ctx)).actions, guided, early) };
     },

@@ -34,12 +34,15 @@ export class ScriptedExpert {
     return this.memory[i].phase;
   }
 
-  /** Action tokens for every env. A new episode (a different task object) clears that env's memory. */
-  act(): BatchAction {
+  /** Action tokens for every env; with `keys` (a rollout's episode keys), envs whose key is negative
+   *  are idle: the expert reads nothing of them and gives them token 0. A new episode (a different task
+   *  object) clears that env's memory. */
+  act(keys?: ArrayLike<number>): BatchAction {
     const { env } = this;
     const scene = env.scene;
     const action = emptyAction(env.numEnvs);
     for (let i = 0; i < env.numEnvs; i++) {
+      if (keys && keys[i] < 0) continue;
       const task = env.task(i);
       if (this.memory[i].task !== task) {
         this.memory[i] = freshMemory(task);

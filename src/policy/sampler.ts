@@ -1,6 +1,7 @@
 // Policy inference: a ForwardSession with the weights baked in, observation feeding, seeded sampling of
 // action tokens (slot by slot for autoregressive heads), and the sampler's exact log-probabilities for
 // the trainer to store.
+import { selectRows } from '../env/batch.ts';
 import type { BatchObs } from '../env/types.ts';
 import { dexp } from '../core/dmath.ts';
 import { DRAW, drawRng, type Rng } from '../core/rng.ts';
@@ -195,14 +196,35 @@ export class PolicySampler {
 
 /** The sampler as a rollout Policy: env i's tokens at a step are drawn from
  *  drawRng(seed, episode key, step) (dimension t from its t-th uniform), so they never depend on the
- *  batch layout; the per-dimension log-probabilities of the chosen tokens come with them. */
+ *  batch layout; the per-dimension log-probabilities of the chosen tokens come with them. Idle envs
+ *  (key < 0) are left out of the forward pass and get token 0. */
 export function samplerPolicy(sampler: PolicySampler, o: { seed: number; temperature: number }): Policy {
   return {
     async act(obs, ctx) {
       const n = ctx.keys.length;
-      const rngs = Array.from({ length: n }, (_, i) => drawRng(o.seed, ctx.keys[i], ctx.steps[i], DRAW.policySample));
-      const a = await sampler.act(obs, n, rngs, o.temperature);
-      return { actions: a.actions, logp: a.logpPerDim };
+      const live: number[] = [];
+      for (let i = 0; i < n; i++) if (ctx.keys[i] >= 0) live.push(i);
+      const draw = (i: number) => drawRng(o.seed, ctx.keys[i], ctx.steps[i], DRAW.policySample);
+      if (live.length === n) {
+        const a = await sampler.act(obs, n, live.map(draw), o.temperature);
+        return { actions: a.actions, logp: a.logpPerDim };
+      }
+      const actions: Record<string, Int32Array> = {};
+      const logp: Record<string, Float32Array> = {};
+      for (const { name } of sampler.config.actions) {
+        actions[name] = new Int32Array(n);
+        logp[name] = new Float32Array(n);
+      }
+      if (live.length) {
+        const a = await sampler.act(selectRows(obs, live, n), live.length, live.map(draw), o.temperature);
+        live.forEach((i, r) => {
+          for (const { name } of sampler.config.actions) {
+            actions[name][i] = a.actions[name][r];
+            logp[name][i] = a.logpPerDim[name][r];
+          }
+        });
+      }
+      return { actions, logp };
     },
   };
 }

@@ -65,14 +65,16 @@ export interface CollectOptions {
 }
 
 /** Run one episode per seed over the env's parallel slots; a finished slot is reset (masked) with the
- *  next seed, idle slots keep stepping unrecorded. Deterministic: results depend only on the seeds,
- *  the env and the policy. */
+ *  next seed. Only slots running an episode step (the env's step mask): idle ones, never started or
+ *  left without a next seed, cost nothing. Deterministic: results depend only on the seeds, the env
+ *  and the policy. */
 export async function collectEpisodes(env: Env, policy: Policy, options: CollectOptions): Promise<Episode[]> {
   const n = env.numEnvs;
   const total = options.seeds.length;
   const dims = env.spec.action.filter((e) => e.kind === 'discrete').map((e) => e.name);
   const results: Episode[] = new Array(total);
   const slot = new Int32Array(n).fill(-1); // episode index each env slot is running, -1 = idle
+  const live = new Uint8Array(n); // the step mask: 1 where slot >= 0
   const keys = options.keys ?? options.seeds;
   if (keys.length !== total) throw new RangeError(`collectEpisodes: ${keys.length} keys for ${total} seeds`);
   const ctx = { keys: new Float64Array(n).fill(-1), steps: new Int32Array(n) };
@@ -89,26 +91,22 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
 
   /** Start the next episodes in the given idle slots; returns the new batch observation, or null. */
   const start = async (slots: number[]): Promise<BatchObs | null> => {
-    const started = slots.filter(() => next < total).slice(0, total - next);
+    const started = slots.slice(0, total - next);
     if (started.length === 0) return null;
-    // on the first call, slots left without an episode start episode 0 too, unrecorded (envs
-    // require a reset before they step)
-    const filler = next === 0 ? slots.slice(started.length) : [];
     const seeds = new Array(n).fill(0);
-    const mask = new Array(n).fill(false);
-    for (const i of filler) {
-      seeds[i] = options.seeds[0];
-      mask[i] = true;
-    }
+    const mask = new Uint8Array(n);
     for (const i of started) {
       slot[i] = next;
+      live[i] = mask[i] = 1;
       ctx.keys[i] = keys[next];
       ctx.steps[i] = 0;
       seeds[i] = options.seeds[next++];
-      mask[i] = true;
     }
     const out = options.resetFrom
-      ? await options.resetFrom([...started, ...filler], [...started.map((i) => slot[i]), ...filler.map(() => 0)])
+      ? await options.resetFrom(
+          started,
+          started.map((i) => slot[i]),
+        )
       : await env.reset({ seed: seeds, mask, keys: Array.from(ctx.keys) });
     for (const i of started) {
       buffers[i] = {
@@ -124,7 +122,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
   let obs = await start(Array.from({ length: n }, (_, i) => i));
   while (obs && done < total) {
     const { actions: action, logp } = await policy.act(obs, ctx);
-    const r = await env.step(action);
+    const r = await env.step(action, { mask: live });
     obs = r.obs;
     const finished: number[] = [];
     for (let i = 0; i < n; i++) {
@@ -153,6 +151,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       if (r.info.offTable) episode.offTable = r.info.offTable[i] === 1;
       results[slot[i]] = episode;
       slot[i] = -1;
+      live[i] = 0;
       ctx.keys[i] = -1;
       finished.push(i);
       done++;

@@ -4,7 +4,7 @@
 // state (Rapier, a learned ensemble, ...): it implements TabletopEngine.
 import type { EnvSpec } from '../core/spec.ts';
 import { assertAction } from '../env/action.ts';
-import { assertResetEnv, assertStarts, copyBatchObs, instructionsOf } from '../env/batch.ts';
+import { assertResetEnv, assertStarts, copyBatchObs, inMask, instructionsOf } from '../env/batch.ts';
 import { resolveResetSeeds } from '../env/seeds.ts';
 import type {
   BatchAction,
@@ -18,6 +18,7 @@ import type {
   ResetInfo,
   ResetOptions,
   Snapshottable,
+  StepOptions,
   StepResult,
 } from '../env/types.ts';
 import { createRenderer, type Renderer } from '../render/index.ts';
@@ -171,7 +172,7 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
   async reset(options: ResetOptions = {}): Promise<{ obs: BatchObs; info: ResetInfo }> {
     const seeds = resolveResetSeeds(this.book.seeds, options);
     const slots: number[] = [];
-    for (let i = 0; i < this.numEnvs; i++) if (!options.mask || options.mask[i]) slots.push(i);
+    for (let i = 0; i < this.numEnvs; i++) if (inMask(options.mask, i)) slots.push(i);
     const tasks = slots.map((i) => this.taskOf(seeds[i]));
     await this.engine.place(
       slots,
@@ -215,12 +216,15 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     return start;
   }
 
-  async step(action: BatchAction): Promise<StepResult> {
+  /** Steps the envs in the mask whose episode has not ended; the others keep their state, observation
+   *  and flags, with reward 0. */
+  async step(action: BatchAction, options: StepOptions = {}): Promise<StepResult> {
     assertAction(this.spec, this.numEnvs, action);
     const n = this.numEnvs;
     const b = this.book;
     const rows: number[] = [];
     for (let i = 0; i < n; i++) {
+      if (!inMask(options.mask, i)) continue;
       if (!this.tasks[i]) throw new Error(`${this.spec.id}: step() before env ${i} was reset`);
       if (!b.done[i]) rows.push(i);
     }

@@ -108,8 +108,8 @@ export async function runShadow(real: ShadowReal, wm: WorldModelEnv, opts: Shado
     for (let t = 0; live.some(Boolean); t++) {
       ctx.steps.fill(t);
       const { actions: action } = await opts.policy.act(obs, ctx);
-      const r = await real.step(action);
-      const m = await wm.step(action);
+      const r = await real.step(action, { mask: live });
+      const m = await wm.step(action, { mask: live });
       obs = r.obs;
       for (let i = 0; i < n; i++) {
         if (!live[i]) continue;

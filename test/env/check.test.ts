@@ -6,12 +6,13 @@ import {
   CodeLockEnv,
   type BatchAction,
   type Env,
+  type StepOptions,
   type StepResult,
 } from '../../src/env/index.ts';
 
 /** An env that breaks one rule of the contract, to prove checkEnv notices. */
 class Broken extends ChainEnv {
-  constructor(private readonly flaw: 'shape' | 'random' | 'range' | 'terms' | 'mask' | 'branch') {
+  constructor(private readonly flaw: 'shape' | 'random' | 'range' | 'terms' | 'mask' | 'mask-step' | 'branch') {
     super(3);
   }
   override capture(slot: number) {
@@ -22,8 +23,8 @@ class Broken extends ChainEnv {
     const out = await super.reset(this.flaw === 'mask' ? { ...options, mask: undefined } : options);
     return out;
   }
-  override async step(action: BatchAction): Promise<StepResult> {
-    const r = await super.step(action);
+  override async step(action: BatchAction, options: StepOptions = {}): Promise<StepResult> {
+    const r = await super.step(action, this.flaw === 'mask-step' ? {} : options);
     if (this.flaw === 'shape') r.obs.position = new Float32Array(2);
     if (this.flaw === 'random') r.reward[0] = Math.random();
     if (this.flaw === 'range') (r.obs.cell as Int32Array)[1] = 99;
@@ -42,6 +43,7 @@ describe('checkEnv', () => {
         'ranges',
         'seed-determinism',
         'mask-reset',
+        'mask-step',
         'snapshot',
         'branching',
         ...(env instanceof ChainEnv ? ['frame'] : []),
@@ -55,6 +57,7 @@ describe('checkEnv', () => {
     ['range', /obs\.cell\[1\] = 99 is outside \[0, 11\)/],
     ['terms', /info\.terms has \[success\], spec\.rewardTerms is \[progress,success\]/],
     ['mask', /masked reset changed the seed of env 1/],
+    ['mask-step', /masked step changed env 1 \(outside the mask\)/],
     ['branch', /resetFrom\(capture\(\)\): env 0's next step differs/],
   ] as const)('catches a %s flaw', async (flaw, message) => {
     const err = await checkEnv(new Broken(flaw)).catch((e) => e);

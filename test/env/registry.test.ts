@@ -29,7 +29,7 @@ describe('registered envs', () => {
     const env = await registry.make(id, { numEnvs: 3 });
     try {
       const ran = await checkEnv(env, { steps: 4 });
-      expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset']));
+      expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'mask-step']));
     } finally {
       env.close();
     }

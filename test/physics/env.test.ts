@@ -32,7 +32,15 @@ describe('TabletopEnv', () => {
       const env = await createTabletopEnv({ scene, taskId: task.id, numEnvs: N });
       const ran = await checkEnv(env, { steps: 4 });
       expect(ran).toEqual(
-        expect.arrayContaining(['spec', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']),
+        expect.arrayContaining([
+          'spec',
+          'seed-determinism',
+          'mask-reset',
+          'mask-step',
+          'snapshot',
+          'branching',
+          'frame',
+        ]),
       );
       env.close();
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.ts';
+import { selectRows } from '../../src/env/batch.ts';
 import type { BatchObs } from '../../src/env/types.ts';
 import { DYN, Graph } from '../../src/nn/ir.ts';
 import { worldModelStepBuilder } from '../../src/nn/nets/worldmodel.ts';
@@ -8,7 +9,8 @@ import { floatData, tensor } from '../../src/nn/runtime.ts';
 import { ForwardSession } from '../../src/nn/train.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { PRETRAIN_SIZES } from '../../src/policy/presets.ts';
-import { PolicySampler } from '../../src/policy/sampler.ts';
+import { PolicySampler, samplerPolicy } from '../../src/policy/sampler.ts';
+import { stepContext } from '../../src/rollout/collect.ts';
 import { type VlaConfig, parseVlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
 import { randomObs, tinyConfig } from './fixtures.ts';
 
@@ -16,20 +18,7 @@ import { randomObs, tinyConfig } from './fixtures.ts';
 // depend on the batch it is computed in. Rollouts must not (docs/run-state.md#determinism): the networks sum with
 // MatMuls, whose kernels accumulate every row in the same order wherever it sits.
 
-/** Row r of a batched observation. */
-function rowsOf(obs: BatchObs, n: number, rows: number[]): BatchObs {
-  return Object.fromEntries(
-    Object.entries(obs).map(([k, v]) => {
-      if (Array.isArray(v)) return [k, rows.map((r) => v[r])];
-      const size = v.length / n;
-      const out = new (v.constructor as new (len: number) => Uint8Array | Float32Array | Int32Array)(
-        rows.length * size,
-      );
-      rows.forEach((r, b) => out.set(v.subarray(r * size, (r + 1) * size), b * size));
-      return [k, out];
-    }),
-  );
-}
+const rowsOf = (obs: BatchObs, n: number, rows: number[]) => selectRows(obs, rows, n);
 
 async function checkPolicy(config: VlaConfig, params: ParamStore, obs: BatchObs, n: number): Promise<void> {
   const sampler = await PolicySampler.create(config, params);
@@ -120,5 +109,33 @@ describe('networks give every row the same bits whatever batch it is computed in
       (await run(rows)).forEach((got, b) => expect(got, `row ${rows[b]} at ${b} of ${size}`).toEqual(single[rows[b]]));
     }
     await fwd.close();
+  });
+
+  it('the sampler as a rollout policy: idle envs (key -1) stay out of the forward and change no live row', async () => {
+    const config = tinyConfig();
+    const g = new Graph();
+    vlaForwardBuilder(config)(g);
+    const sampler = await PolicySampler.create(config, ParamStore.init(g.params, 9));
+    const policy = samplerPolicy(sampler, { seed: 3, temperature: 1 });
+    const n = 9;
+    const obs = randomObs(config, n, 10);
+    const keys = Array.from({ length: n }, (_, i) => 100 + i);
+    const steps = Array.from({ length: n }, (_, i) => i % 4);
+    const full = await policy.act(obs, stepContext(keys, steps));
+    const idle = new Set([0, 4, 5, 8]);
+    const some = await policy.act(
+      obs,
+      stepContext(
+        keys.map((k, i) => (idle.has(i) ? -1 : k)),
+        steps,
+      ),
+    );
+    for (const a of config.actions)
+      for (let i = 0; i < n; i++) {
+        const [token, logp] = [(some.actions[a.name] as Int32Array)[i], some.logp![a.name][i]];
+        if (idle.has(i)) expect([token, logp], `${a.name} of idle env ${i}`).toEqual([0, 0]);
+        else expect([token, logp], `${a.name} of env ${i}`).toEqual([full.actions[a.name][i], full.logp![a.name][i]]);
+      }
+    await sampler.close();
   });
 });

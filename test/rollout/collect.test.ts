@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChainEnv, CodeLockEnv } from '../../src/env/index.ts';
+import { type BatchAction, ChainEnv, CodeLockEnv, type StepOptions } from '../../src/env/index.ts';
 import { collectEpisodes, type Policy } from '../../src/rollout/index.ts';
 
 describe('collectEpisodes', () => {
@@ -48,5 +48,54 @@ describe('collectEpisodes', () => {
       expect(e.rewards[e.length - 1]).toBe(1);
       expect(e.states!.length).toBe(e.length + 1);
     }
+  });
+
+  it('steps and resets only the slots that run an episode: idle slots cost nothing', async () => {
+    /** The code lock counting what each slot is asked to do. */
+    class Counting extends CodeLockEnv {
+      readonly steps: number[];
+      readonly resets: number[];
+      constructor(n: number) {
+        super(n);
+        this.steps = new Array(n).fill(0);
+        this.resets = new Array(n).fill(0);
+      }
+      override async reset(options: Parameters<CodeLockEnv['reset']>[0] = {}) {
+        for (let i = 0; i < this.numEnvs; i++) if (!options.mask || options.mask[i]) this.resets[i]++;
+        return super.reset(options);
+      }
+      override async step(action: BatchAction, options: StepOptions = {}) {
+        for (let i = 0; i < this.numEnvs; i++) if (!options.mask || options.mask[i]) this.steps[i]++;
+        return super.step(action, options);
+      }
+    }
+    const seeds = [4, 6, 1];
+    const run = async (n: number, horizons?: number[]) => {
+      const env = new Counting(n);
+      // the right code: every episode lasts the code's 4 digits
+      const oracle: Policy = {
+        act: (obs, ctx) => ({
+          actions: {
+            digit: Int32Array.from(ctx.keys, (key, i) =>
+              key < 0 ? 0 : env.code(i)[Math.min((obs.entered as Int32Array)[i], 3)],
+            ),
+          },
+        }),
+      };
+      const episodes = await collectEpisodes(env, oracle, { seeds, horizons });
+      return { env, episodes };
+    };
+    const three = await run(3);
+    const eight = await run(8);
+    expect(eight.episodes).toEqual(three.episodes);
+    expect(eight.env.resets).toEqual([1, 1, 1, 0, 0, 0, 0, 0]);
+    // a slot steps exactly the steps of its episode
+    expect(eight.env.steps.slice(0, 3)).toEqual([4, 4, 4]);
+    expect(three.episodes.map((e) => [e.length, e.success])).toEqual(seeds.map(() => [4, true]));
+    expect(eight.env.steps.slice(3)).toEqual([0, 0, 0, 0, 0]);
+    // an episode cut by its horizon stops its slot at once, though the env has not ended it
+    const cut = await run(8, [1, 2, 1]);
+    expect(cut.episodes.map((e) => e.length)).toEqual([1, 2, 1]);
+    expect(cut.env.steps).toEqual([1, 2, 1, 0, 0, 0, 0, 0]);
   });
 });

@@ -73,7 +73,16 @@ describe('the tabletop core', () => {
     const env = new TabletopCore({ scene, spec, numEnvs: 3, render: false }, new SlideEngine());
     const ran = await checkEnv(env, { steps: 3 });
     expect(ran).toEqual(
-      expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']),
+      expect.arrayContaining([
+        'spec',
+        'shapes',
+        'seed-determinism',
+        'mask-reset',
+        'mask-step',
+        'snapshot',
+        'branching',
+        'frame',
+      ]),
     );
   });
 
@@ -103,5 +112,23 @@ describe('the tabletop core', () => {
     await expect(env.resetFrom([1], [{ ...start, row: [1, 2] }])).rejects.toThrow(/starts\[0\]\.row has 2 values/);
     await expect(env.resetFrom([1], [{ ...start, seed: 0.5 }])).rejects.toThrow(/starts\[0\]\.seed must be an integer/);
     await expect(env.resetFrom([2], [start])).rejects.toThrow(/slots\[0\] = 2/);
+  });
+
+  it('asks the engine only for the slots in the step mask, which need not have been reset', async () => {
+    const engine = new SlideEngine();
+    const advanced: number[][] = [];
+    const advance = engine.advance.bind(engine);
+    engine.advance = (slots, action) => {
+      advanced.push([...slots]);
+      advance(slots, action);
+    };
+    const env = new TabletopCore({ scene, spec, numEnvs: 4, render: false }, engine);
+    await env.reset({ seed: 3, mask: [1, 0, 1, 0] });
+    await expect(env.step(still(4))).rejects.toThrow(/step\(\) before env 1 was reset/);
+    const r = await env.step(still(4, 7), { mask: [1, 0, 0, 0] });
+    await env.step(still(4, 7), { mask: [0, 0, 1, 0] });
+    expect(advanced).toEqual([[0], [2]]);
+    expect([env.elapsed(0), env.elapsed(2)]).toEqual([1, 1]);
+    expect(Array.from(r.reward)).toEqual([0, 0, 0, 0]);
   });
 });

@@ -3,7 +3,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { drawRng } from '../../src/core/rng.ts';
-import type { BatchAction, Branchable, Env, EpisodeStart, ResetOptions, StepResult } from '../../src/env/types.ts';
+import type {
+  BatchAction,
+  Branchable,
+  Env,
+  EpisodeStart,
+  ResetOptions,
+  StepOptions,
+  StepResult,
+} from '../../src/env/types.ts';
 import { CodeLockEnv } from '../../src/env/toys.ts';
 import { Graph } from '../../src/nn/ir.ts';
 import { ParamStore } from '../../src/nn/params.ts';
@@ -24,7 +32,7 @@ export class DistortedEnv implements Env, Branchable {
     private readonly noise: number | ((p: number, key: number) => number),
   ) {
     this.spec = inner.spec;
-    this.keys = new Array(inner.numEnvs).fill(-1); // slots never reset still step (idle), unrecorded
+    this.keys = new Array(inner.numEnvs).fill(-1);
     this.steps = new Array(inner.numEnvs).fill(0);
   }
   get numEnvs() {
@@ -39,9 +47,10 @@ export class DistortedEnv implements Env, Branchable {
     }
     return { ...out, info: { ...out.info, source: 'world-model' as const } };
   }
-  async step(action: BatchAction): Promise<StepResult> {
-    const r = await this.inner.step(action);
+  async step(action: BatchAction, options: StepOptions = {}): Promise<StepResult> {
+    const r = await this.inner.step(action, options);
     const progress = r.info.progress.map((p, i) => {
+      if (options.mask && !options.mask[i]) return p;
       const width = typeof this.noise === 'number' ? this.noise : this.noise(p, this.keys[i]);
       const e = width * (drawRng(7, this.keys[i], this.steps[i]++, 1).uniform() - 0.5);
       return Math.min(1, Math.max(0, this.distort(p) + e));

@@ -60,7 +60,16 @@ describe('WorldModelEnv', () => {
       const env = await makeEnv(3, { sampling, seed: 4 });
       const ran = await checkEnv(env, { steps: 4 });
       expect(ran).toEqual(
-        expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot', 'branching', 'frame']),
+        expect.arrayContaining([
+          'spec',
+          'shapes',
+          'seed-determinism',
+          'mask-reset',
+          'mask-step',
+          'snapshot',
+          'branching',
+          'frame',
+        ]),
       );
       assertSameSpec(specOf('tabletop/pick-place'), env.spec);
       const r = await env.step(randomAction(env.spec, 3, new Rng(1)));
@@ -173,7 +182,9 @@ describe('WorldModelEnv', () => {
       const env = await openWorldModelEnv('models/wm-base.onnx', { scene, spec: specOf(id), numEnvs: 3 });
       try {
         const ran = await checkEnv(env, { steps: 4 });
-        expect(ran).toEqual(expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'snapshot']));
+        expect(ran).toEqual(
+          expect.arrayContaining(['spec', 'shapes', 'seed-determinism', 'mask-reset', 'mask-step', 'snapshot']),
+        );
       } finally {
         env.close();
       }
