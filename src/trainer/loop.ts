@@ -4,23 +4,20 @@
 // groups, 6. advantages per group, 7. PPO steps on the sampled tokens, 8. measurements off the training
 // clock; then the metrics line and the checkpoint. Generic over envs: the tasks arrive as factories;
 // nothing here knows the tabletop. The run (samplers, envs, transports) and an iteration's clock are
-// opened in run.ts; the metrics line is assembled in metrics-row.ts.
-import { join, resolve } from 'node:path';
-import { hashOf } from '../core/hash.ts';
+// opened (or resumed) in run.ts; the metrics line is assembled in metrics-row.ts.
+import { join } from 'node:path';
 import { type EvalMetrics, type FidelityMetrics, type InitialEvalMetrics, initialEval } from '../core/metrics.ts';
 import { DRAW, Rng } from '../core/rng.ts';
-import { InputError } from '../core/errors.ts';
-import { canonicalJson } from '../core/spec.ts';
 import type { ParamStore } from '../nn/params.ts';
 import { savePolicy } from '../policy/model.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
-import { appendMetrics, checkpointDue, commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
+import { appendMetrics, checkpointDue } from '../store/index.ts';
 import { applyPmi, relabelSamples } from './agentbrew.ts';
 import { changesAdvantages, standardise } from './advantages.ts';
 import { debiasThenDenoise } from './calibrate.ts';
 import type { Debiaser } from './debias.ts';
-import { freshState, loadCheckpoint, restoreState, saveCheckpoint } from './checkpoint.ts';
-import { checkModelReward, modeFlags, type TrainConfig } from './config.ts';
+import { saveCheckpoint } from './checkpoint.ts';
+import type { TrainConfig } from './config.ts';
 import { fidelity, evaluate } from './measure.ts';
 import { type Batch, type Losses, metricsRow } from './metrics-row.ts';
 import type { PolicySample } from './policy-trainer.ts';
@@ -29,7 +26,7 @@ import { repeatPenalty } from './repeat.ts';
 import { recordSamples, recordsSamples } from './samples.ts';
 import { drawStart, exactBranches, expertBranch, groupKeys } from './group-start.ts';
 import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
-import { type Iteration, type Run, closeRun, newIteration, openRun, timed } from './run.ts';
+import { type Iteration, type Run, closeRun, newIteration, openOrResume, timed } from './run.ts';
 import type { TrainHooks, TrainSetup } from './types.ts';
 
 /** Trains in `runDir` (config.json, metrics.jsonl, checkpoint, and policy.onnx at the end); `resume`
@@ -89,48 +86,6 @@ export async function train(
   } finally {
     await closeRun(r);
   }
-}
-
-/** The run's config.json and metrics file (a resume keeps the lines up to its checkpoint), then the run
- *  opened from the checkpoint or fresh. */
-async function openOrResume(
-  setup: TrainSetup,
-  cfg: TrainConfig,
-  runDir: string,
-  opts: { resume?: boolean } & TrainHooks,
-) {
-  if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
-    throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
-  checkModelReward(cfg, setup.tasks);
-  // what must match for a resume (the iteration count may grow; slots and threads decide no result)
-  const { iterations: _i, numEnvs: _n, threads: _t, helpers: _h, checkpointEvery: _c, ...key } = cfg;
-  const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
-  const metricsPath = join(runDir, 'metrics.jsonl');
-  // every random draw derives from (seed, iteration, ...): the state below is all a resume needs
-  const ck = resumeCheckpoint(runDir, runKey, opts.resume, loadCheckpoint);
-  const resumed = ck ? restoreState(runDir, ck) : null;
-  const reference = ck?.extra.reference ?? setup.policy.params;
-  const start = ck?.step ?? 0;
-  if (!ck)
-    commitFiles([
-      { path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: runKey.tasks }, null, 2)}\n` },
-    ]);
-  startMetrics(metricsPath, ck ? start : null);
-  const r = await openRun(
-    setup,
-    cfg,
-    {
-      id: hashOf(canonicalJson(runKey), resolve(runDir)),
-      state: resumed?.state ?? freshState(cfg, setup.tasks.length),
-      params: ck?.params ?? setup.policy.params,
-      reference,
-      optimizer: ck?.optimizer,
-      replay: resumed?.replay ?? null,
-      model: resumed?.model ?? null,
-    },
-    opts,
-  );
-  return { r, runKey, reference, start, metricsPath };
 }
 
 const steps = (groups: Rollout[][]) => groups.flat().reduce((n, x) => n + x.length, 0);

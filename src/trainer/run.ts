@@ -1,13 +1,17 @@
 // The run a WMRL training works with (src/trainer/loop.ts): its setup, the samplers, the policy trainer,
-// each task's envs and the transports, opened once (or restored from a checkpoint); and one iteration's
-// clock and rollouts.
+// each task's envs and the transports, opened once (or restored from a checkpoint, with the run folder's
+// config.json and metrics file); and one iteration's clock and rollouts.
+import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.ts';
+import { hashOf } from '../core/hash.ts';
+import { canonicalJson } from '../core/spec.ts';
 import type { Env } from '../env/types.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { OptimizerState } from '../nn/train.ts';
+import { commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { PolicySampler } from '../policy/sampler.ts';
-import type { TrainState } from './checkpoint.ts';
-import { modeFlags, type TrainConfig } from './config.ts';
+import { freshState, loadCheckpoint, restoreState, type TrainState } from './checkpoint.ts';
+import { checkModelReward, modeFlags, type TrainConfig } from './config.ts';
 import { PolicyTrainer } from './policy-trainer.ts';
 import type { ModelTrainerState, RefreshableModel, Replay } from './refresh-state.ts';
 import type { GroupJob, Rollout } from './rollouts.ts';
@@ -180,4 +184,46 @@ export async function timed<T>(i: Iteration, key: keyof Clock, f: () => Promise<
   } finally {
     i.clock[key] += (performance.now() - t0) / 1000;
   }
+}
+
+/** The run's config.json and metrics file (a resume keeps the lines up to its checkpoint), then the run
+ *  opened from the checkpoint or fresh. */
+export async function openOrResume(
+  setup: TrainSetup,
+  cfg: TrainConfig,
+  runDir: string,
+  opts: { resume?: boolean } & TrainHooks,
+) {
+  if (modeFlags(cfg.mode).model && setup.tasks.some((t) => !t.makeModel))
+    throw new InputError(`--mode ${cfg.mode}: every task needs a world model`);
+  checkModelReward(cfg, setup.tasks);
+  // what must match for a resume (the iteration count may grow; slots and threads decide no result)
+  const { iterations: _i, numEnvs: _n, threads: _t, helpers: _h, checkpointEvery: _c, ...key } = cfg;
+  const runKey = { config: JSON.parse(canonicalJson(key)), tasks: setup.tasks.map((t) => t.id) };
+  const metricsPath = join(runDir, 'metrics.jsonl');
+  // every random draw derives from (seed, iteration, ...): the state below is all a resume needs
+  const ck = resumeCheckpoint(runDir, runKey, opts.resume, loadCheckpoint);
+  const resumed = ck ? restoreState(runDir, ck) : null;
+  const reference = ck?.extra.reference ?? setup.policy.params;
+  const start = ck?.step ?? 0;
+  if (!ck)
+    commitFiles([
+      { path: join(runDir, 'config.json'), data: `${JSON.stringify({ config: cfg, tasks: runKey.tasks }, null, 2)}\n` },
+    ]);
+  startMetrics(metricsPath, ck ? start : null);
+  const r = await openRun(
+    setup,
+    cfg,
+    {
+      id: hashOf(canonicalJson(runKey), resolve(runDir)),
+      state: resumed?.state ?? freshState(cfg, setup.tasks.length),
+      params: ck?.params ?? setup.policy.params,
+      reference,
+      optimizer: ck?.optimizer,
+      replay: resumed?.replay ?? null,
+      model: resumed?.model ?? null,
+    },
+    opts,
+  );
+  return { r, runKey, reference, start, metricsPath };
 }
