@@ -2,7 +2,7 @@
 // One JSON object per line: what rollouts cost when some env slots have nothing to run, timed side by
 // side in one run (alternating batches), through the collector training and evaluation use:
 // (a) held-out evaluation: 8 against 16 episodes per task on 16 physics slots (target: 8 <= 0.6x 16);
-// (b) world-model groups: 7 groups of 8 rollouts, horizon 10, on 16 against 64 world-model slots.
+// (b) world-model groups of 8 rollouts, horizon 10 (2 groups, then 7), on 16 against 64 world-model slots.
 // --quick: one task and shorter timing.
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -65,11 +65,12 @@ async function evaluation(): Promise<void> {
   for (const env of envs) env.close();
 }
 
-async function worldModelGroups(): Promise<void> {
+/** `groups` world-model groups of 8 rollouts, horizon 10, on 16 against 64 slots. */
+async function worldModelGroups(groups: number): Promise<void> {
   const probe = await createTabletopEnv({ scene, taskId: 'tabletop/pick-place', numEnvs: 1, render: false });
   const open = (numEnvs: number) => openWorldModelEnv(MODEL, { scene, spec: probe.spec, numEnvs, threads: 1 });
   const [small, large] = [await open(16), await open(64)];
-  const rollouts = 56; // 7 groups of 8
+  const rollouts = 8 * groups;
   const seeds = Array.from({ length: rollouts }, (_, k) => 1000 + Math.floor(k / 8));
   const keys = Array.from({ length: rollouts }, (_, k) => 50_000 + k);
   const run = (env: Env) => async () => {
@@ -79,6 +80,7 @@ async function worldModelGroups(): Promise<void> {
   emit({
     bench: 'idle-slots',
     figure: 'world-model groups, 64 vs 16 slots',
+    groups,
     rollouts,
     horizon: 10,
     ms_16_slots: t.a_ms,
@@ -91,5 +93,6 @@ async function worldModelGroups(): Promise<void> {
 
 if (!existsSync(MODEL)) throw new Error(`bench:idle needs a world model at ${MODEL}`);
 await evaluation();
-await worldModelGroups();
+// 2 groups: one task's world-model share of a default iteration; 7: all of them on one engine
+for (const groups of [2, 7]) await worldModelGroups(groups);
 await sampler.close();
