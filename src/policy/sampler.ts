@@ -205,23 +205,19 @@ export function samplerPolicy(sampler: PolicySampler, o: { seed: number; tempera
       const live: number[] = [];
       for (let i = 0; i < n; i++) if (ctx.keys[i] >= 0) live.push(i);
       const draw = (i: number) => drawRng(o.seed, ctx.keys[i], ctx.steps[i], DRAW.policySample);
-      if (live.length === n) {
-        const a = await sampler.act(obs, n, live.map(draw), o.temperature);
-        return { actions: a.actions, logp: a.logpPerDim };
-      }
+      const all = live.length === n;
+      const a = live.length
+        ? await sampler.act(all ? obs : selectRows(obs, live, n), live.length, live.map(draw), o.temperature)
+        : null;
+      if (a && all) return { actions: a.actions, logp: a.logpPerDim };
       const actions: Record<string, Int32Array> = {};
       const logp: Record<string, Float32Array> = {};
       for (const { name } of sampler.config.actions) {
         actions[name] = new Int32Array(n);
         logp[name] = new Float32Array(n);
-      }
-      if (live.length) {
-        const a = await sampler.act(selectRows(obs, live, n), live.length, live.map(draw), o.temperature);
         live.forEach((i, r) => {
-          for (const { name } of sampler.config.actions) {
-            actions[name][i] = a.actions[name][r];
-            logp[name][i] = a.logpPerDim[name][r];
-          }
+          actions[name][i] = a!.actions[name][r];
+          logp[name][i] = a!.logpPerDim[name][r];
         });
       }
       return { actions, logp };

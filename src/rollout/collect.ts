@@ -74,7 +74,6 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
   const dims = env.spec.action.filter((e) => e.kind === 'discrete').map((e) => e.name);
   const results: Episode[] = new Array(total);
   const slot = new Int32Array(n).fill(-1); // episode index each env slot is running, -1 = idle
-  const live = new Uint8Array(n); // the step mask: 1 where slot >= 0
   const keys = options.keys ?? options.seeds;
   if (keys.length !== total) throw new RangeError(`collectEpisodes: ${keys.length} keys for ${total} seeds`);
   const ctx = { keys: new Float64Array(n).fill(-1), steps: new Int32Array(n) };
@@ -97,7 +96,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
     const mask = new Uint8Array(n);
     for (const i of started) {
       slot[i] = next;
-      live[i] = mask[i] = 1;
+      mask[i] = 1;
       ctx.keys[i] = keys[next];
       ctx.steps[i] = 0;
       seeds[i] = options.seeds[next++];
@@ -122,7 +121,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
   let obs = await start(Array.from({ length: n }, (_, i) => i));
   while (obs && done < total) {
     const { actions: action, logp } = await policy.act(obs, ctx);
-    const r = await env.step(action, { mask: live });
+    const r = await env.step(action, { mask: slot.map((k) => (k >= 0 ? 1 : 0)) });
     obs = r.obs;
     const finished: number[] = [];
     for (let i = 0; i < n; i++) {
@@ -151,7 +150,6 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       if (r.info.offTable) episode.offTable = r.info.offTable[i] === 1;
       results[slot[i]] = episode;
       slot[i] = -1;
-      live[i] = 0;
       ctx.keys[i] = -1;
       finished.push(i);
       done++;

@@ -18,16 +18,14 @@ import { randomObs, tinyConfig } from './fixtures.ts';
 // depend on the batch it is computed in. Rollouts must not (docs/run-state.md#determinism): the networks sum with
 // MatMuls, whose kernels accumulate every row in the same order wherever it sits.
 
-const rowsOf = (obs: BatchObs, n: number, rows: number[]) => selectRows(obs, rows, n);
-
 async function checkPolicy(config: VlaConfig, params: ParamStore, obs: BatchObs, n: number): Promise<void> {
   const sampler = await PolicySampler.create(config, params);
   try {
     const single: Record<string, Float32Array>[] = [];
-    for (let r = 0; r < n; r++) single.push((await sampler.forward(rowsOf(obs, n, [r]), 1)).logp);
+    for (let r = 0; r < n; r++) single.push((await sampler.forward(selectRows(obs, [r], n), 1)).logp);
     for (const size of [2, 3, 5, 8]) {
       const rows = Array.from({ length: size }, (_, i) => (i * 5 + size) % n);
-      const f = await sampler.forward(rowsOf(obs, n, rows), size);
+      const f = await sampler.forward(selectRows(obs, rows, n), size);
       rows.forEach((r, b) => {
         for (const a of config.actions)
           expect(f.logp[a.name].subarray(b * a.n, (b + 1) * a.n), `${a.name}, row ${r} at ${b} of ${size}`).toEqual(
