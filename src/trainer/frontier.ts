@@ -31,6 +31,10 @@ export const FrontierSchema = z
       .default(0.2)
       .describe('share of groups started uniformly between the frontier and the end (against forgetting)'),
     initial: z.number().min(0).max(1).default(0.1).describe('share of groups started at the true initial state'),
+    worldModel: z
+      .boolean()
+      .default(false)
+      .describe("world-model groups' verdicts move the frontier too (with anchors on, only anchors do otherwise)"),
   })
   .refine((c) => c.band[0] < c.band[1], { message: 'band must be [low, high] with low < high', path: ['band'] })
   .refine((c) => c.later + c.initial <= 1, { message: 'later + initial must be <= 1', path: ['initial'] });

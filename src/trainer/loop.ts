@@ -237,9 +237,10 @@ async function worldModelGroups(r: Run, i: Iteration, indices: readonly number[]
       i.rollouts.set(j, groups[k]);
       // without anchors, generations advance on the world model's own verdicts
       const successes = groups[k].map((x) => x.success);
-      if (r.flags.anchors || j.horizon) return;
-      state.evolution.observe(j.task, j.level ?? null, successes);
-      state.frontier.observe(j.task, j.level ?? null, successes);
+      if (j.horizon) return;
+      if (!r.flags.anchors) state.evolution.observe(j.task, j.level ?? null, successes);
+      if (!r.flags.anchors || state.frontier.config.worldModel)
+        state.frontier.observe(j.task, j.level ?? null, successes);
     });
   }
   return models;

@@ -115,6 +115,25 @@ describe('the loop with frontier starts (code lock, the expert enters the first 
     expect(strip(metrics(cut))).toEqual(strip(m));
   });
 
+  it("world-model groups started at the frontier move it only with worldModel on; anchors' verdicts always do", {
+    timeout: 120_000,
+  }, async () => {
+    const run = async (name: string, worldModel: boolean) => {
+      const frontier = { ...cfg.frontier, band: [0.05, 0.1] as [number, number], worldModel };
+      // branchShare 0: world-model groups start where anchors do, not from anchors' states
+      const c = { ...cfg, mode: 'wmrl' as const, iterations: 4, groupsPerIteration: 4, branchShare: 0, frontier };
+      await train(setup(), c, join(tmp, name));
+      return metrics(join(tmp, name));
+    };
+    const anchorsOnly = await run('anchors-only', false);
+    const withModel = await run('with-model', true);
+    expect(withModel[0]['groups/wm']).toBe(3);
+    // one anchor group of 4 rollouts leaves the window of 8 half full; with the 3 world-model groups it fills
+    // in the first iteration, and 1 success in 8 moves the frontier back
+    expect(anchorsOnly[0]['frontier/level']).toBe(0.25);
+    expect(withModel[0]['frontier/level']).toBe(0.5);
+  });
+
   it('frontier and environment evolution together are refused naming the field', () => {
     expect(() => resolveConfig('smoke', { evolution: { enabled: true }, frontier: { enabled: true } })).toThrow(
       /frontier\.enabled/,
