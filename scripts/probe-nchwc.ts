@@ -4,21 +4,16 @@
 // by side. onnxruntime 1.30 refuses the second model ("not a registered function/op"): its blocked kernels
 // serve only weights it can reorder at load, so the train graph, whose weights are inputs, cannot reach them.
 import * as ort from 'onnxruntime-node';
+import { attribute, tensorProto, valueInfo } from '../src/nn/onnx.ts';
 import { ProtoWriter } from '../src/nn/proto.ts';
 
 const arg = (i: number, dflt: number) => Number(process.argv[i] ?? dflt);
 const [N, C, H, O, K, S, P] = [256, arg(2, 3), arg(3, 64), arg(4, 16), arg(5, 5), 2, arg(6, 2)];
 const [B, threads] = [arg(7, 16), arg(8, 1)];
 const Ho = Math.floor((H + 2 * P - K) / S) + 1;
-const vi = (name: string, shape: number[]) => {
-  const dims = new ProtoWriter();
-  for (const d of shape) dims.message(1, new ProtoWriter().int(1, d));
-  return new ProtoWriter()
-    .string(1, name)
-    .message(2, new ProtoWriter().message(1, new ProtoWriter().int(1, 1).message(2, dims)));
-};
-const ints = (name: string, v: number[]) => new ProtoWriter().string(1, name).int(20, 7).packedInts(8, v);
-const int = (name: string, v: number) => new ProtoWriter().string(1, name).int(20, 2).int(3, v);
+const vi = (name: string, shape: number[]) => valueInfo(name, 'float32', shape);
+const ints = (name: string, v: number[]) => attribute(name, { ints: v });
+const int = (name: string, v: number) => attribute(name, { i: v });
 function node(op: string, ins: string[], outs: string[], attrs: ProtoWriter[], domain = '') {
   const w = new ProtoWriter();
   for (const t of ins) w.string(1, t);
@@ -28,13 +23,8 @@ function node(op: string, ins: string[], outs: string[], attrs: ProtoWriter[], d
   if (domain) w.string(7, domain);
   return w;
 }
-function i64(name: string, v: number[]) {
-  return new ProtoWriter()
-    .packedInts(1, [v.length])
-    .int(2, 7)
-    .string(8, name)
-    .bytes(9, new Uint8Array(BigInt64Array.from(v.map(BigInt)).buffer));
-}
+const i64 = (name: string, v: number[]) =>
+  tensorProto(name, { dtype: 'int64', shape: [v.length], data: BigInt64Array.from(v.map(BigInt)) });
 function model(nchwc: boolean) {
   const g = new ProtoWriter();
   const conv = [ints('strides', [S, S]), ints('pads', [P, P, P, P]), ints('kernel_shape', [K, K])];

@@ -38,7 +38,7 @@ export function tensorProto(name: string, value: ConstData): ProtoWriter {
   return w.bytes(9, bytesOf(value.data));
 }
 
-function valueInfo(name: string, dtype: DType, shape: readonly number[]): ProtoWriter {
+export function valueInfo(name: string, dtype: DType, shape: readonly number[]): ProtoWriter {
   const dims = new ProtoWriter();
   for (const d of shape)
     dims.message(1, d === DYN ? new ProtoWriter().string(2, DYN_DIM_NAME) : new ProtoWriter().int(1, d));
@@ -46,7 +46,7 @@ function valueInfo(name: string, dtype: DType, shape: readonly number[]): ProtoW
   return new ProtoWriter().string(1, name).message(2, new ProtoWriter().message(1, tensorType));
 }
 
-function attribute(name: string, a: Attr): ProtoWriter {
+export function attribute(name: string, a: Attr): ProtoWriter {
   const w = new ProtoWriter().string(1, name);
   if ('i' in a) return w.int(20, 2).int(3, a.i);
   if ('f' in a) return w.int(20, 1).float(2, a.f);
