@@ -235,10 +235,10 @@ async function worldModelGroups(r: Run, i: Iteration, indices: readonly number[]
     state.totals[physics ? 'physicsSteps' : 'modelSteps'] += steps(groups);
     models.forEach((j, k) => {
       i.rollouts.set(j, groups[k]);
-      // without anchors, generations and the frontier advance on the world model's own verdicts (the
-      // frontier also with anchors, if frontier.worldModel)
       const successes = groups[k].map((x) => x.success);
       if (j.horizon) return;
+      // without anchors, generations and the frontier advance on the world model's own verdicts; with
+      // anchors, the frontier does too if frontier.worldModel
       if (!r.flags.anchors) state.evolution.observe(j.task, j.level ?? null, successes);
       if (!r.flags.anchors || state.frontier.config.worldModel)
         state.frontier.observe(j.task, j.level ?? null, successes);
