@@ -72,13 +72,15 @@ const shared = [...fidelity[0].keys()].filter((i) => fidelity[1].has(i));
 for (const h of ['h5', 'h10', 'h20', 'whole'])
   for (const stat of ['gain_rank_corr', 'rank_corr', 'bias', 'sign_agreement']) {
     const key = `fidelity/${h}/${stat}`;
-    const [a, b] = fidelity.map((f) => shared.map((i) => f.get(i)![key]).filter((x) => typeof x === 'number'));
-    if (a.length !== shared.length || b.length !== shared.length) continue;
+    // iterations where both runs measured it (a rank correlation is null where one side is constant)
+    const both = shared.filter((i) => fidelity.every((f) => typeof f.get(i)![key] === 'number'));
+    const [a, b] = fidelity.map((f) => both.map((i) => f.get(i)![key]));
+    if (!both.length) continue;
     const interval = (xs: number[]) => Object.fromEntries(Object.entries(tInterval(xs)).map(([k, v]) => [k, round(v)]));
     console.log(
       JSON.stringify({
         figure: key,
-        points: shared.length,
+        points: both.length,
         from,
         a: interval(a),
         b: interval(b),

@@ -98,23 +98,26 @@ export const FIDELITY_STATS = ['pairs', 'rank_corr', 'gain_rank_corr', 'bias', '
 export type FidelityKey = `fidelity/${`h${number}` | 'whole'}/${(typeof FIDELITY_STATS)[number]}`;
 const FIDELITY_KEY = new RegExp(`^fidelity/(h\\d+|whole)/(${FIDELITY_STATS.join('|')})$`);
 
-export type TrainMetrics = z.output<z.ZodObject<typeof TrainMetricsShape>> & { [K in FidelityKey]?: number };
+export type TrainMetrics = z.output<z.ZodObject<typeof TrainMetricsShape>> & FidelityMetrics;
 export type TrainMetricKey = keyof TrainMetrics & string;
 export type EvalMetrics = Required<Pick<TrainMetrics, `eval/${keyof typeof evalNow}`>>;
 export type InitialEvalMetrics = Required<Pick<TrainMetrics, `eval_initial/${keyof typeof evalBefore}`>>;
-export type FidelityMetrics = { [K in FidelityKey]?: number };
+/** Rank correlations are null where undefined (fewer than 2 pairs or one side constant). */
+export type FidelityMetrics = { [K in FidelityKey]?: number | null };
 
 /** A metrics line: every key above (the eval ones on evaluation lines), fidelity keys on measurement lines,
  *  nothing else. */
 export const TrainMetricsSchema: z.ZodType<TrainMetrics> = z
   .object(TrainMetricsShape)
-  .catchall(n)
+  .catchall(maybe)
   .check(
     z.superRefine(
       (row, ctx) => {
         for (const key of Object.keys(row)) {
           if (!(key in TrainMetricsShape) && !FIDELITY_KEY.test(key))
             ctx.addIssue({ code: 'custom', path: [key], message: 'not a training metric', input: row[key] });
+          else if (FIDELITY_KEY.test(key) && row[key] === null && !key.endsWith('rank_corr'))
+            ctx.addIssue({ code: 'custom', path: [key], message: 'null only for a rank correlation', input: null });
         }
       },
       { when: (p) => typeof p.value === 'object' && p.value !== null },

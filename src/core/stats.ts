@@ -30,8 +30,9 @@ export function std(xs: ArrayLike<number>): number {
   return Math.sqrt(s / xs.length);
 }
 
-/** Rank correlation (ties get their mean rank); 0 when either side is constant. */
-export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
+/** Rank correlation (ties get their mean rank); null when it is undefined: fewer than 2 points or
+ *  either side constant. */
+export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number | null {
   const rank = (v: ArrayLike<number>) => {
     const idx = Array.from({ length: v.length }, (_, i) => i).sort((a, b) => v[a] - v[b]);
     const r = new Float64Array(v.length);
@@ -56,7 +57,7 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number {
     saa += (a[i] - ma) ** 2;
     sbb += (b[i] - mb) ** 2;
   }
-  return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : 0;
+  return n >= 2 && saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : null;
 }
 
 /** P(|T| < t) for Student's t with integer df (Abramowitz & Stegun 26.7.3-4: a finite series in

@@ -234,8 +234,8 @@ export function withFits<R extends Row>(
   });
 }
 
-/** Mean fidelity per horizon over a run's measurements (lines where it is missing left out). */
-function fidelitySummary(metrics: readonly MetricLine[]) {
+/** Mean fidelity per horizon over a run's measurements (lines where it is missing or null left out). */
+export function fidelitySummary(metrics: readonly MetricLine[]) {
   const horizons = new Set(
     metrics.flatMap((m) => Object.keys(m)).flatMap((k) => /^fidelity\/(h\d+|whole)\/rank_corr$/.exec(k)?.[1] ?? []),
   );

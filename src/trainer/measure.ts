@@ -10,11 +10,11 @@ import { type GradedSegment, type Rollout, gradeSegments, recordRow } from './ro
 import type { TrainTask } from './types.ts';
 
 /** Fidelity statistics of graded segments: rank correlation of r_wm with r_env and of their gains over
- *  the start's Φ, bias mean(r_wm − r_env), and the share of gains with the same sign. */
+ *  the start's Φ (null where undefined), bias mean(r_wm − r_env), and the share of gains with the same sign. */
 export function fidelityStats(segs: readonly GradedSegment[]): {
   pairs: number;
-  rankCorr: number;
-  gainRankCorr: number;
+  rankCorr: number | null;
+  gainRankCorr: number | null;
   bias: number;
   signAgreement: number;
 } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tInterval, tQuantile } from '../../src/core/stats.ts';
+import { spearman, tInterval, tQuantile } from '../../src/core/stats.ts';
 
 // scipy.stats.t.ppf(0.975, df)
 const T975: [number, number][] = [
@@ -58,5 +58,15 @@ describe('tInterval', () => {
     const t = tInterval([0.5]);
     expect(t.mean).toBe(0.5);
     expect(Number.isNaN(t.low) && Number.isNaN(t.high)).toBe(true);
+  });
+});
+
+describe('spearman', () => {
+  it('is null, not 0, when undefined: either side constant or fewer than 2 points', () => {
+    expect(spearman([1, 1, 1], [1, 2, 3])).toBeNull();
+    expect(spearman([1, 2, 3], [0.5, 0.5, 0.5])).toBeNull();
+    expect(spearman([1], [2])).toBeNull();
+    expect(spearman([], [])).toBeNull();
+    expect(spearman([1, 2], [2, 1])).toBeCloseTo(-1, 12);
   });
 });

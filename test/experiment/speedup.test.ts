@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SpeedupConfigSchema, WMRL_BIN, curveOf, runSpeedup, writeSpeedupReport } from '../../src/experiment/index.ts';
+import { fidelitySummary } from '../../src/experiment/speedup.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-speedup-'));
@@ -34,6 +35,26 @@ describe('speedup experiment', () => {
       { iteration: 2, seconds: 4, physicsSteps: 20, success: 0.5, low: 0.4, high: 0.6 },
       { iteration: 4, seconds: 8, physicsSteps: 40, success: 0.7, low: 0.6, high: 0.8 },
     ]);
+  });
+
+  it('averages fidelity over the lines that measured it: a null rank correlation is left out, not a 0', () => {
+    const line = (iteration: number, rank: number | null) => ({
+      iteration,
+      'time/physics_s': 1,
+      'time/world_model_s': 0,
+      'time/training_s': 0,
+      'time/refresh_s': 0,
+      'steps/physics': iteration,
+      'steps/world_model': 0,
+      'fidelity/h5/rank_corr': rank,
+      'fidelity/h5/gain_rank_corr': rank,
+      'fidelity/h5/bias': -0.1,
+    });
+    const s = fidelitySummary([line(1, 0.8), line(2, null), line(3, 0.6), line(4, null)]);
+    expect(s.h5.rank_corr).toBeCloseTo(0.7, 12);
+    expect(s.h5.gain_rank_corr).toBeCloseTo(0.7, 12);
+    expect(s.h5.bias).toBeCloseTo(-0.1, 12);
+    expect(s.h5.measurements).toBe(2);
   });
 
   it('runs real and wmrl as train children, evaluates them paired against the base, writes the report; a second call reuses every run', {

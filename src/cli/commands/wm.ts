@@ -84,9 +84,11 @@ export function printReport(r: Awaited<ReturnType<typeof evaluateDynamics>>): vo
   g('copy baseline', r.one_step.copy_baseline);
   for (const [h, e] of Object.entries(r.open_loop)) g(`open-loop ${h}`, e);
   const w = r.reward;
+  // a rank correlation is null where one side is constant
+  const corr = (x: number | null) => (x === null ? 'undefined' : x.toFixed(3));
   console.log(
-    `reward: bias ${w.bias.toFixed(4)}  rank corr ${w.rank_corr.toFixed(3)}  ` +
-      `progress bias ${w.progress_bias.toFixed(3)}  progress rank corr ${w.progress_rank_corr.toFixed(3)}`,
+    `reward: bias ${w.bias.toFixed(4)}  rank corr ${corr(w.rank_corr)}  ` +
+      `progress bias ${w.progress_bias.toFixed(3)}  progress rank corr ${corr(w.progress_rank_corr)}`,
   );
   console.log(
     `hallucinated success: ${(100 * w.hallucinated_success_rate).toFixed(2)}% of non-success steps; ` +
