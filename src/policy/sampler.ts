@@ -3,7 +3,7 @@
 // the trainer to store.
 import { selectRows } from '../env/batch.ts';
 import type { BatchObs } from '../env/types.ts';
-import { dexp } from '../core/dmath.ts';
+import { dexp, dlog } from '../core/dmath.ts';
 import { DRAW, drawRng, type Rng } from '../core/rng.ts';
 import type { ParamStore } from '../nn/params.ts';
 import type { Policy } from '../rollout/collect.ts';
@@ -74,6 +74,24 @@ function pickToken(logp: Float32Array, offset: number, n: number, temperature: n
 /** pickToken's scratch (reused: sampling runs on one thread and keeps nothing). */
 let probs = new Float64Array(32);
 
+/** Log-probability of token k under the distribution pickToken draws from at `temperature`:
+ *  log softmax(logp / T)[k], in float64. Temperatures 0 and 1 return the model's own logp[k]. */
+export function temperedLogp(
+  logp: ArrayLike<number>,
+  offset: number,
+  n: number,
+  temperature: number,
+  k: number,
+): number {
+  if (temperature === 0 || temperature === 1) return logp[offset + k];
+  let best = 0;
+  for (let j = 1; j < n; j++) if (logp[offset + j] > logp[offset + best]) best = j;
+  const top = logp[offset + best] / temperature;
+  let total = 0;
+  for (let j = 0; j < n; j++) total += dexp(logp[offset + j] / temperature - top);
+  return logp[offset + k] / temperature - top - dlog(total);
+}
+
 /** The uniforms of one act() call, env-major: env i's d draws, in action order, from draw[i] (or from
  *  the shared Rng in env order), one per dimension, whatever order the dimensions are sampled in. */
 function drawUniforms(draw: Rng | readonly Rng[] | null, n: number, d: number): Float64Array {
@@ -142,8 +160,9 @@ export class PolicySampler {
    *  `draw` is one Rng per env (env i draws its dimensions in order from draw[i]) or one Rng shared
    *  in env order: one uniform per env and dimension, so dimension t's draw depends only on the Rng
    *  and t. Autoregressive configs sample dimension by dimension, one forward each, feeding the
-   *  tokens chosen so far. The returned log-probabilities are the model's own (temperature 1) of the
-   *  chosen tokens, exactly as the sampler computed them. */
+   *  tokens chosen so far. The returned log-probabilities are those of the distribution the tokens
+   *  were drawn from: the model's own at temperature 1 (or 0), exactly as the sampler computed them;
+   *  log softmax(logp / T) otherwise (temperedLogp), as the loss graph at that temperature computes them. */
   async act(obs: BatchObs, n: number, draw: Rng | readonly Rng[] | null, temperature = 1): Promise<PolicyAction> {
     if (!(temperature >= 0)) throw new RangeError(`PolicySampler.act: temperature must be >= 0, got ${temperature}`);
     if (Array.isArray(draw) && draw.length !== n)
@@ -163,7 +182,7 @@ export class PolicySampler {
       for (let i = 0; i < n; i++) {
         const k = pickToken(lp, i * bins, bins, temperature, u ? u[i * d + t] : 0);
         token[i] = k;
-        chosen[i] = lp[i * bins + k];
+        chosen[i] = temperedLogp(lp, i * bins, bins, temperature, k);
       }
     };
     if (this.config.autoregressive) {

@@ -303,15 +303,17 @@ export interface ActionScores {
 }
 
 /** Log-probability and entropy of given action tokens (int32 [N] per dimension). */
-export function actionScores(net: VlaNet, actions: Record<string, Tensor>): ActionScores {
+export function actionScores(net: VlaNet, actions: Record<string, Tensor>, temperature = 1): ActionScores {
   let logp: Tensor | null = null;
   let entropy: Tensor | null = null;
   const perDim: Record<string, Tensor> = {};
   for (const a of net.config.actions) {
     const tok = actions[a.name];
     if (!tok) throw new Error(`actionScores: no tokens for action "${a.name}"`);
-    const lp = L.categoricalLogProb(net.logp[a.name], tok);
-    const h = L.categoricalEntropy(net.logp[a.name]);
+    // the tempered policy log softmax(logp / T); temperature 1 keeps the graph (and its bits) unchanged
+    const dist = temperature === 1 ? net.logp[a.name] : L.logSoftmax(o.div(net.logp[a.name], temperature));
+    const lp = L.categoricalLogProb(dist, tok);
+    const h = L.categoricalEntropy(dist);
     perDim[a.name] = lp;
     logp = logp ? o.add(logp, lp) : lp;
     entropy = entropy ? o.add(entropy, h) : h;

@@ -61,11 +61,11 @@ export async function relabelSamples(
   sampler: PolicySampler,
   samples: readonly StepSample[],
   text: string,
-  o: { advantage: number; weight: number },
+  o: { advantage: number; weight: number; temperature?: number },
 ): Promise<PolicySample[]> {
   const key = sampler.config.instruction;
   const relabelled = samples.map((s) => withText(s, key, text));
-  const logp = relabelled.length ? await jointLogp(sampler, relabelled) : [];
+  const logp = relabelled.length ? await jointLogp(sampler, relabelled, o.temperature) : [];
   return relabelled.map((s, k) => ({
     ...s,
     behaviourLogp: logp[k],

@@ -155,8 +155,8 @@ export const TrainConfigSchema = z
       .positive()
       .default(1)
       .describe(
-        "sampling temperature of training rollouts (evaluation samples at 1); the loss's log-probs stay the " +
-          "model's own",
+        'sampling temperature of training rollouts (evaluation samples at 1); the loss, its behaviour and ' +
+          'reference log-probs score the tempered policy that drew them',
       ),
     klCoef: z.number().min(0).default(0.04).describe('weight of the k3 KL to the reference (base) policy'),
     entropyCoef: z.number().min(0).default(1e-3).describe('entropy bonus'),

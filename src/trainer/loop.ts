@@ -338,7 +338,11 @@ async function agentBrew(r: Run, i: Iteration, anchors: readonly GroupJob[], bat
         const [text] = instructions.satisfied(x.seed, last);
         if (text === undefined) continue;
         const from = batch.samples.length;
-        const o = { advantage: cfg.agentBrew.relabelAdvantage, weight: batch.rowWeight.anchor };
+        const o = {
+          advantage: cfg.agentBrew.relabelAdvantage,
+          weight: batch.rowWeight.anchor,
+          temperature: cfg.temperature,
+        };
         batch.samples.push(...(await relabelSamples(r.sampler, x.samples, text, o)));
         batch.spans.push({ task: j.task, seed: x.seed, from, to: batch.samples.length });
         relabelled++;
@@ -353,7 +357,7 @@ async function agentBrew(r: Run, i: Iteration, anchors: readonly GroupJob[], bat
 async function update(r: Run, i: Iteration, samples: PolicySample[]): Promise<Losses> {
   const { cfg, trainer } = r;
   return timed(i, 'training', async () => {
-    const ref = samples.length ? await jointLogp(r.refSampler, samples) : [];
+    const ref = samples.length ? await jointLogp(r.refSampler, samples, cfg.temperature) : [];
     samples.forEach((s, k) => (s.refLogp = ref[k]));
     const acc = { policy: 0, kl: 0, entropy: 0, clipFraction: 0, logpGap: 0, steps: 0 };
     for (let epoch = 0; epoch < cfg.epochs; epoch++) {

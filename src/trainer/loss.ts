@@ -3,6 +3,8 @@
 //        - beta_ent mean_w(joint entropy), r = exp(logp - behaviour logp), mean_w = sum(w x) / sum(w),
 // with sum(w) over the whole batch given as an input, so a slice of the batch gives its share.
 // eps, eps_high, beta_kl and beta_ent are scalar graph inputs, so one session serves any schedule of them.
+// At a rollout temperature T the policy optimised is the tempered one, log softmax(logp / T), as the
+// rollouts drew from it: behaviour and reference log-probs come at the same T (as verl computes them).
 import type { Graph, Tensor } from '../nn/ir.ts';
 import * as o from '../nn/ops.ts';
 import type { LossBuild } from '../nn/train.ts';
@@ -57,11 +59,11 @@ export const PPO_DEFAULTS: PpoCoefficients = { clip: 0.2, klCoef: 0.04, entropyC
 const MAX_LOG_RATIO = 20;
 const expCapped = (x: Tensor): Tensor => o.exp(o.minimum(x, MAX_LOG_RATIO));
 
-/** The loss and its metrics for a static batch of `batch` rows. */
-export function ppoLossBuilder(config: VlaConfig, batch: number): (g: Graph) => LossBuild {
+/** The loss and its metrics for a static batch of `batch` rows, of the policy at `temperature`. */
+export function ppoLossBuilder(config: VlaConfig, batch: number, temperature = 1): (g: Graph) => LossBuild {
   return (g) => {
     const net = vlaNet(vlaInputs(g, config, batch), config);
-    const sc = actionScores(net, vlaActionInputs(g, config, batch));
+    const sc = actionScores(net, vlaActionInputs(g, config, batch), temperature);
     const behaviour = g.input(PPO_IO.behaviourLogp, [batch]);
     // The reference enters as data, not as a second copy of the network in this graph: it is frozen,
     // so a row's reference log-prob never changes across epochs and minibatches and is computed once

@@ -53,6 +53,8 @@ export interface PolicyTrainerOptions {
   shards?: number;
   /** Where slices 1.. run (helper threads); where they run decides nothing. */
   hosts?: readonly ShardHost[];
+  /** The rollouts' sampling temperature: the loss scores the tempered policy (default 1). */
+  temperature?: number;
 }
 
 export interface PolicyStepResult {
@@ -211,7 +213,9 @@ export class PolicyTrainer {
       throw new RangeError(`policy trainer: shards (${shards}) must divide the batch (${opts.batch})`);
     if (!(opts.lr >= 0)) throw new RangeError(`policy trainer: lr must be >= 0, got ${opts.lr}`);
     checkCoefficients({ ...PPO_DEFAULTS, ...opts.coefficients });
-    const session = await TrainSession.create(ppoLossBuilder(config, opts.batch / shards), params, {
+    if (!((opts.temperature ?? 1) > 0))
+      throw new RangeError(`policy trainer: temperature must be > 0, got ${opts.temperature}`);
+    const session = await TrainSession.create(ppoLossBuilder(config, opts.batch / shards, opts.temperature), params, {
       ...opts.runtime,
       optimizer: { weightDecay: opts.weightDecay ?? 0, maxGradNorm: opts.maxGradNorm ?? 1 },
       maxNonFiniteSteps: opts.maxNonFiniteSteps,
@@ -277,7 +281,7 @@ export class PolicyTrainer {
   private async forward(): Promise<Session> {
     if (!this.evalSession) {
       const g = new Graph(this.float);
-      const { metrics } = ppoLossBuilder(this.config, this.opts.batch)(g);
+      const { metrics } = ppoLossBuilder(this.config, this.opts.batch, this.opts.temperature)(g);
       for (const a of this.config.actions) g.output(PPO_IO.logpDim(a.name), metrics![PPO_IO.logpDim(a.name)]);
       this.evalSession = await Session.create(writeOnnx(g), this.opts.runtime, this.float);
     }

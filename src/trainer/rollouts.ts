@@ -5,7 +5,7 @@
 import { DRAW, drawRng } from '../core/rng.ts';
 import { type BatchAction, type BatchObs, canBranch, type Env, type EpisodeStart } from '../env/types.ts';
 import type { PolicySampler } from '../policy/sampler.ts';
-import { samplerPolicy } from '../policy/sampler.ts';
+import { samplerPolicy, temperedLogp } from '../policy/sampler.ts';
 import { collectEpisodes, type CollectOptions, type Policy } from '../rollout/index.ts';
 import { obsRow, stackObs } from './policy-trainer.ts';
 
@@ -102,8 +102,8 @@ export interface Rollout {
 }
 
 /** The sampler acting at `temperature`, keeping a uniform reservoir of `k` steps per rollout key. The
- *  stored log-probs are the model's own (temperature 1), as the PPO graph computes them, so a row's
- *  ratio starts at 1: a temperature only widens what the rollouts try. */
+ *  stored log-probs are those of the tempered policy that drew the tokens, as the PPO graph at the same
+ *  temperature computes them, so a row's ratio starts at 1. */
 function recordingPolicy(
   sampler: PolicySampler,
   o: RunGroupsOptions,
@@ -352,8 +352,14 @@ export async function gradeSegments(
   }));
 }
 
-/** The joint log-prob (float32 per dimension, summed in config order) of each sample's tokens under `sampler`. */
-export async function jointLogp(sampler: PolicySampler, samples: readonly StepSample[], chunk = 64): Promise<number[]> {
+/** The joint log-prob (float32 per dimension, summed in config order) of each sample's tokens under
+ *  `sampler` at `temperature` (temperedLogp). */
+export async function jointLogp(
+  sampler: PolicySampler,
+  samples: readonly StepSample[],
+  temperature = 1,
+  chunk = 64,
+): Promise<number[]> {
   const out: number[] = [];
   const names = Object.keys(samples[0]?.obs ?? {});
   for (let at = 0; at < samples.length; at += chunk) {
@@ -372,7 +378,8 @@ export async function jointLogp(sampler: PolicySampler, samples: readonly StepSa
     );
     rows.forEach((r, b) => {
       let joint = 0;
-      for (const a of sampler.config.actions) joint += f.logp[a.name][b * a.n + r.tokens[a.name]];
+      for (const a of sampler.config.actions)
+        joint += Math.fround(temperedLogp(f.logp[a.name], b * a.n, a.n, temperature, r.tokens[a.name]));
       out.push(joint);
     });
   }

@@ -95,6 +95,7 @@ export async function openRun(
     coefficients: { clip: cfg.clip, clipHigh: cfg.clipHigh, klCoef: cfg.klCoef, entropyCoef: cfg.entropyCoef },
     shards: cfg.updateShards,
     hosts,
+    temperature: cfg.temperature,
     // slices on helpers keep their cores busy; otherwise the update takes them as intra-op threads
     runtime: { threads: cfg.updateShards > 1 && hosts.length ? cfg.threads : cfg.threads * parts },
   });
