@@ -7,7 +7,7 @@ export const POLICY_KIND = 'vla-policy';
 
 export type LoadedPolicy = LoadedModel & { config: VlaConfig };
 
-/** The value head that older policy files and checkpoints carry (no loss trained it, nothing read it):
+/** The value head that older policy files and BC checkpoints carry (no loss trained it, nothing read it):
  *  its parameters are dropped on load (a checkpoint's moments for them go unread) and its `valueHead`
  *  config key is ignored (parseVlaConfig strips unknown keys). No action head read it, so the policy's
  *  outputs are the same bit for bit. */

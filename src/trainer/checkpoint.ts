@@ -5,14 +5,15 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { parseInput } from '../core/input-file.ts';
 import { type TrainCheckpoint, loadTrainCheckpoint, saveTrainCheckpoint } from '../nn/checkpoint-file.ts';
+import { checkParamsBuilt } from '../nn/model-bytes.ts';
 import type { ParamStore } from '../nn/params.ts';
+import { type VlaConfig, vlaForwardBuilder } from '../policy/vla.ts';
 import { CHECKPOINT_JSON } from '../store/index.ts';
 import { Advantages } from './advantages.ts';
 import type { TrainConfig } from './config.ts';
 import { Debiaser } from './debias.ts';
 import { Denoiser } from './denoise.ts';
 import { HybridWeights } from './hybrid.ts';
-import { dropLegacyValueHead } from '../policy/model-bytes.ts';
 import type { PolicyTrainer } from './policy-trainer.ts';
 import {
   ModelStateInfoSchema,
@@ -114,15 +115,17 @@ export function freshState(cfg: TrainConfig, tasks: number): TrainState {
   };
 }
 
-/** The run's checkpoint; one written while the policy had a value head loads without it. */
+/** The run's checkpoint. */
 export function loadCheckpoint(runDir: string): TrainCheckpoint {
-  const ck = loadTrainCheckpoint(runDir, CHECKPOINT_FORMAT);
-  const { reference } = ck.extra;
-  return {
-    ...ck,
-    params: dropLegacyValueHead(ck.params),
-    extra: { ...ck.extra, ...(reference && { reference: dropLegacyValueHead(reference) }) },
-  };
+  return loadTrainCheckpoint(runDir, CHECKPOINT_FORMAT);
+}
+
+/** Refuses (InputError) a checkpoint whose policy or reference parameters the policy does not build. */
+export function checkCheckpointPolicy(runDir: string, ck: TrainCheckpoint, policy: VlaConfig): void {
+  const build = vlaForwardBuilder(policy);
+  const where = join(runDir, CHECKPOINT_JSON);
+  checkParamsBuilt(ck.params, build, `${where} policy`);
+  if (ck.extra.reference) checkParamsBuilt(ck.extra.reference, build, `${where} reference`);
 }
 
 /** The state a checkpoint holds, the world model's replay, and its trainer state once refreshed. */

@@ -10,7 +10,7 @@ import type { ParamStore } from '../nn/params.ts';
 import type { OptimizerState } from '../nn/train.ts';
 import { commitFiles, resumeCheckpoint, startMetrics } from '../store/index.ts';
 import { PolicySampler } from '../policy/sampler.ts';
-import { freshState, loadCheckpoint, restoreState, type TrainState } from './checkpoint.ts';
+import { checkCheckpointPolicy, freshState, loadCheckpoint, restoreState, type TrainState } from './checkpoint.ts';
 import { checkModelReward, modeFlags, type TrainConfig } from './config.ts';
 import { PolicyTrainer } from './policy-trainer.ts';
 import type { ModelTrainerState, RefreshableModel, Replay } from './refresh-state.ts';
@@ -204,6 +204,7 @@ export async function openOrResume(
   const metricsPath = join(runDir, 'metrics.jsonl');
   // every random draw derives from (seed, iteration, ...): the state below is all a resume needs
   const ck = resumeCheckpoint(runDir, runKey, opts.resume, loadCheckpoint);
+  if (ck) checkCheckpointPolicy(runDir, ck, setup.policy.config);
   const resumed = ck ? restoreState(runDir, ck) : null;
   const reference = ck?.extra.reference ?? setup.policy.params;
   const start = ck?.step ?? 0;
