@@ -13,7 +13,7 @@ import type { Scene } from '../scene/index.ts';
 import { loadSceneFile } from '../scene/load-file.ts';
 import { SceneError } from '../scene/load.ts';
 import { type CommitOptions, commitFiles } from '../store/index.ts';
-import { sampleTask, stateNames, type TaskInstance } from '../task/index.ts';
+import { sampleTask, stateNames, type TaskInstance, usesReservedPair } from '../task/index.ts';
 import { counterfactualTask, type Demo } from './labels.ts';
 
 export const DEMOS_FORMAT = 'wmrl-demos/1';
@@ -150,6 +150,11 @@ function readCounterfactual(
       throw new InputError(`${where}: step ${step} is outside episode ${ei} (${d.length} steps)`);
     if (object < 0 || object >= scene.objects.length)
       throw new InputError(`${where}: object ${object} is not an object of the scene (it has ${scene.objects.length})`);
+    if (usesReservedPair(scene, { ...tasks[ei], object }))
+      throw new InputError(
+        `${where}: object ${object} (${scene.objects[object].name}) with episode ${ei}'s target is a pair ` +
+          `reserved for held-out seeds (${tasks[ei].taskId}); an older build wrote such labels: collect the folder again`,
+      );
     if (!counterfactualTask(scene, tasks[ei], object))
       throw new InputError(
         `${where}: object ${object} (${scene.objects[object].name}) ` +

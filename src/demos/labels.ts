@@ -9,14 +9,16 @@ import type { BatchAction, ResetInfo } from '../env/types.ts';
 import { ACTION_NAMES, ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
 import { noiseTokens, type Policy, type StepContext, type StoredEpisode, takeSlots } from '../rollout/index.ts';
 import type { Scene } from '../scene/index.ts';
-import type { TaskInstance } from '../task/index.ts';
+import { type TaskInstance, usesReservedPair } from '../task/index.ts';
 
 export type Demo = StoredEpisode & { labels: Int32Array; counterfactual: CounterfactualLabel[] };
 
 /** The same episode with another object to manipulate: same layout and target, the instruction with
- *  the object's phrase swapped (null when that object is the target). */
+ *  the object's phrase swapped (null when that object is the target, or when the object and the target
+ *  are a pair reserved for held-out seeds: no training row may name one). */
 export function counterfactualTask(scene: Scene, task: TaskInstance, object: number): TaskInstance | null {
   if (object === task.object || (task.target.kind === 'object' && task.target.index === object)) return null;
+  if (usesReservedPair(scene, { ...task, object })) return null;
   const from = scene.objects[task.object].words;
   const k = from.findIndex((w) => task.instruction.includes(w));
   if (k < 0)

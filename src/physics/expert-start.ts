@@ -3,6 +3,7 @@
 // Rapier snapshot), so resetFrom continues from it as if the episode had got there itself.
 import type { EpisodeStart } from '../env/types.ts';
 import type { Scene } from '../scene/schema.ts';
+import { splitOf } from '../task/index.ts';
 import { createTabletopEnv } from './env.ts';
 import { ScriptedExpert } from './expert.ts';
 
@@ -17,6 +18,11 @@ export async function expertStart(
 ): Promise<{ start: EpisodeStart; steps: number }> {
   if (!(remaining > 0 && remaining <= 1))
     throw new RangeError(`expertStart: remaining must be in (0, 1], got ${remaining}`);
+  // a training start: validation and held-out seeds may name reserved pairs
+  if (splitOf(scene, seed) !== 'train')
+    throw new RangeError(
+      `expertStart: seed ${seed} is a ${splitOf(scene, seed)} seed; starts come from the train split`,
+    );
   const env = await createTabletopEnv({ scene, taskId, numEnvs: 1, render: false });
   try {
     await env.reset({ seed: [seed] });

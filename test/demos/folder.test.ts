@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
 import { readDemoFolder } from '../../src/demos/index.ts';
 import { SimulatedCrash } from '../../src/store/index.ts';
-import { sampleTask, splitSeed } from '../../src/task/index.ts';
+import { sampleTask, splitSeed, usesReservedPair } from '../../src/task/index.ts';
 import { A, editJson, poke, scene, writeFakeDemos } from '../rollout/fixtures.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-demofolder-'));
@@ -18,6 +18,17 @@ function demos(): string {
   return dir;
 }
 const R = 3 + A; // counterfactual record: episode, step, object, tokens
+
+/** An episode of the fake folder (push, train seeds 0..9) and an object that makes a reserved pair with
+ *  its target. */
+function reservedObject(): [number, number] {
+  for (let ei = 0; ei < 10; ei++) {
+    const task = sampleTask(scene, 'tabletop/push', splitSeed(scene, 'train', ei));
+    const o = scene.objects.findIndex((_, o) => o !== task.object && usesReservedPair(scene, { ...task, object: o }));
+    if (o >= 0) return [ei, o];
+  }
+  throw new Error('no push train seed of 0..9 has a target of a reserved pair');
+}
 
 function readError(dir: string): string {
   try {
@@ -76,6 +87,14 @@ describe('demonstration folders are validated on read', () => {
     const own = demos();
     poke(join(own, 'counterfactual.bin'), 2, sampleTask(scene, 'tabletop/push', splitSeed(scene, 'train', 0)).object);
     expect(readError(own)).toMatch(/record 0: object \d \(\w+\) is what episode 0 already manipulates or targets/);
+    const reserved = demos();
+    const [ei, object] = reservedObject();
+    poke(join(reserved, 'counterfactual.bin'), ei * R + 2, object);
+    expect(readError(reserved)).toMatch(
+      new RegExp(
+        `record ${ei}: object ${object} \\(\\w+\\) with episode ${ei}'s target is a pair reserved for held-out`,
+      ),
+    );
     const ragged = demos();
     appendFileSync(join(ragged, 'counterfactual.bin'), Buffer.alloc(4));
     expect(readError(ragged)).toMatch(/counterfactual\.bin: 17 values is not a whole number of 8-value records/);

@@ -46,4 +46,9 @@ describe('expertStart', () => {
   it('remaining outside (0, 1] is refused', async () => {
     await expect(expertStart(scene, taskId, seed, 0)).rejects.toThrow(/remaining/);
   });
+
+  it('only train seeds start groups (validation and held-out seeds may name reserved pairs)', async () => {
+    for (const split of ['validation', 'heldout'] as const)
+      await expect(expertStart(scene, taskId, splitSeed(scene, split, 0), 0.5)).rejects.toThrow(/train split/);
+  });
 });
