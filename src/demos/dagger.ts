@@ -9,10 +9,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { hashOf } from '../core/hash.ts';
-import { readInputJson } from '../core/input-file.ts';
+import { readInputFile, readInputJson } from '../core/input-file.ts';
+import { sha256Hex } from '../core/sha256.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { type EvalReport, policySource, runEval } from '../eval/index.ts';
 import { runEpisodes } from '../physics/index.ts';
+import { sidecarPath } from '../nn/modelfile.ts';
 import { loadPolicy, savePolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
 import { commitFiles, hasCheckpoint, lockFolder, runKeyDiff } from '../store/index.ts';
@@ -62,7 +64,7 @@ export type ValidationScore = z.infer<typeof ScoreSchema>;
 
 const RoundSchema = z.object({
   round: z.number().int().min(0),
-  /** Round 0: the starting policy's path; later rounds: relative to the rounds folder. */
+  /** Round 0: the starting policy's path when the rounds began; later rounds: relative to the rounds folder. */
   policy: z.string(),
   expertShare: z.number().nullable(),
   /** Learner episodes of this round, and the rows the expert labelled on them. */
@@ -86,11 +88,27 @@ export interface DaggerHooks extends PretrainHooks {
   onEpisode?(): void;
 }
 
-/** What must match for a re-run to continue the same rounds (rounds may grow). The scene counts by
- *  content, so a moved checkout continues its rounds. */
-function runKey(o: DaggerOptions): Record<string, unknown> {
-  const { scene, scenePath: _p, rounds: _r, dir: _d, train, ...rest } = o;
-  return { scene: hashOf(canonicalJson(scene)), ...rest, train: { ...train } };
+/** The demonstration files rows are made from (the counterfactual rows where present). */
+const DATA_FILES = ['episodes.bin', 'labels.bin', 'counterfactual.bin'];
+
+const filesHash = (paths: readonly string[], flag: string): string =>
+  sha256Hex(paths.map((p) => sha256Hex(readInputFile(p, `${flag} file`))).join(','));
+
+/** What must match for a re-run to continue the same rounds (rounds may grow). The scene, the data and
+ *  the starting policy count by content: a moved checkout continues its rounds, a file re-made at the same
+ *  path does not. */
+export function daggerKey(o: DaggerOptions): Record<string, unknown> {
+  const { scene, scenePath: _p, rounds: _r, dir: _d, data, policy, train, ...rest } = o;
+  return {
+    scene: hashOf(canonicalJson(scene)),
+    data: filesHash(
+      DATA_FILES.map((f) => join(data, f)).filter((f, k) => k < 2 || existsSync(f)),
+      '--data',
+    ),
+    policy: filesHash([policy, sidecarPath(policy)], '--policy'),
+    ...rest,
+    train: { ...train },
+  };
 }
 
 function readState(path: string, key: Record<string, unknown>): State {
@@ -99,7 +117,8 @@ function readState(path: string, key: Record<string, unknown>): State {
   const diff = runKeyDiff(state.key, key);
   if (diff.length)
     throw new InputError(
-      `${path}: made with other settings (${diff.map((d) => d.key).join(', ')}); use another --dir or the same flags`,
+      `${path}: made with other settings or files (${diff.map((d) => d.key).join(', ')}; --data and --policy ` +
+        'count by content); use another --dir or the same flags and files',
     );
   return state;
 }
@@ -183,7 +202,7 @@ export async function dagger(
   const lock = lockFolder(o.dir, '--dir');
   try {
     const statePath = join(o.dir, 'rounds.json');
-    const state = readState(statePath, runKey(o));
+    const state = readState(statePath, daggerKey(o));
     const commit = () => commitFiles([{ path: statePath, data: `${JSON.stringify(state, null, 2)}\n` }]);
     if (state.rounds.length === 0) {
       const validation = await validationScore(o, o.policy, hooks.onEpisode);
@@ -258,9 +277,10 @@ export async function dagger(
   }
 }
 
-/** Round 0's policy is the user's file; later rounds' live in the rounds folder. */
+/** Round 0's policy is the user's file (its content keys the rounds; its recorded path may be an older
+ *  one); later rounds' live in the rounds folder. */
 function policyPath(o: DaggerOptions, r: DaggerRound): string {
-  return r.round === 0 ? r.policy : join(o.dir, r.policy);
+  return r.round === 0 ? o.policy : join(o.dir, r.policy);
 }
 
 /** Saves the chosen round's weights at `out` (the .onnx and sidecar as one commit), its provenance

@@ -1,7 +1,7 @@
 // Expert-corrected rounds: a round adds the learner's rollouts, labelled by the scripted expert at every
 // state they visit; rounds are committed whole, continue when more are asked for, refuse other settings,
 // and a re-run is byte-identical.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,14 +9,16 @@ import { loadScene } from '../../src/cli/scene.ts';
 import { InputError } from '../../src/core/errors.ts';
 import {
   collectDemos,
+  DAGGER_FORMAT,
   dagger,
+  daggerKey,
   type DaggerOptions,
   DEMOS_FORMAT,
   readDemoFolder,
   writeDemoFolder,
 } from '../../src/demos/index.ts';
 import { ACTION_NAMES, createTabletopEnv, ScriptedExpert } from '../../src/physics/index.ts';
-import { loadPolicy } from '../../src/policy/model.ts';
+import { loadPolicy, savePolicy } from '../../src/policy/model.ts';
 
 const scene = loadScene(undefined);
 const taskId = 'tabletop/pick-place';
@@ -142,4 +144,57 @@ describe('wmrl dagger rounds', () => {
     for (const f of ['round-2/policy.onnx', 'round-2/demos/labels.bin', 'round-2/demos/episodes.bin', 'rounds.json'])
       expect(readFileSync(join(again, f)).equals(readFileSync(join(dir, f))), f).toBe(true);
   }, 240_000);
+});
+
+describe('wmrl dagger keys its rounds by content', () => {
+  const dir = join(tmp, 'keyed');
+  const policy = join(dir, 'bc.onnx');
+  const files = join(dir, 'data');
+  const o = (over: Partial<DaggerOptions> = {}) => options(join(dir, 'rounds'), { policy, data: files, ...over });
+  const remakePolicy = async (path: string, delta: number) => {
+    const p = await loadPolicy('models/tiny-policy.onnx');
+    const first = p.params.names[0];
+    p.params.set(
+      first,
+      p.params.get(first).map((x) => x + delta),
+    );
+    await savePolicy(path, p.config, p.params, { provenance: p.sidecar.provenance, specHash: p.sidecar.specHash });
+  };
+  beforeAll(async () => {
+    mkdirSync(files, { recursive: true });
+    for (const f of ['episodes.bin', 'labels.bin']) writeFileSync(join(files, f), f);
+    await remakePolicy(policy, 0);
+  });
+
+  it('the same files at other paths make the same key; a file re-made at the same path another', async () => {
+    const key = daggerKey(o());
+    const moved = join(dir, 'moved');
+    mkdirSync(join(moved, 'data'), { recursive: true });
+    for (const f of ['bc.onnx', 'bc.json', 'data/episodes.bin', 'data/labels.bin'])
+      copyFileSync(join(dir, f), join(moved, f));
+    expect(daggerKey(o({ policy: join(moved, 'bc.onnx'), data: join(moved, 'data') }))).toEqual(key);
+    await remakePolicy(join(moved, 'bc.onnx'), 0.01);
+    expect(daggerKey(o({ policy: join(moved, 'bc.onnx') })).policy).not.toBe(key.policy);
+    writeFileSync(join(moved, 'data', 'labels.bin'), 'other labels');
+    expect(daggerKey(o({ data: join(moved, 'data') })).data).not.toBe(key.data);
+    writeFileSync(join(moved, 'data', 'counterfactual.bin'), 'rows');
+    expect(daggerKey(o({ data: join(moved, 'data') })).data).not.toBe(daggerKey(o({ data: files })).data);
+  });
+
+  it('rounds begun on a bc.onnx re-made at the same path are refused, naming the policy', async () => {
+    const rounds = join(dir, 'rounds');
+    mkdirSync(rounds, { recursive: true });
+    const state = { format: DAGGER_FORMAT, key: daggerKey(o()), rounds: [] };
+    writeFileSync(join(rounds, 'rounds.json'), JSON.stringify(state));
+    await remakePolicy(policy, 0.01);
+    const run = dagger(o(), join(dir, 'out.onnx'));
+    await expect(run).rejects.toThrow(InputError);
+    await expect(run).rejects.toThrow(/other settings or files \(policy;/);
+  });
+
+  it('a missing --data file is bad input naming the flag and the file', () => {
+    expect(() => daggerKey(o({ data: join(dir, 'nowhere') }))).toThrow(
+      /nowhere.episodes\.bin: cannot read --data file/,
+    );
+  });
 });
