@@ -69,7 +69,9 @@ export async function policySource(name: string, o: PolicySourceOptions = {}): P
 }
 
 /** The handover probe: the scripted expert acts for the first `k` steps of every episode, then `policy`
- *  from the state the expert reached. The policy is not asked while every running env is the expert's. */
+ *  from the state the expert reached. The policy is not asked while every running env is the expert's.
+ *  The expert's tokens have no log-probability: NaN in `logp` (none at all on the expert's steps), so
+ *  an episode's logp keeps one entry per token. */
 export function handoverPolicy(env: TabletopEnv, policy: Policy, k: number): Policy {
   const expert = new ScriptedExpert(env);
   return {
@@ -79,7 +81,11 @@ export function handoverPolicy(env: TabletopEnv, policy: Policy, k: number): Pol
       if (!early.includes(true)) return policy.act(obs, ctx);
       const guided = expert.act(ctx.keys);
       if (early.every((e, i) => e || ctx.keys[i] < 0)) return { actions: guided };
-      return { actions: takeSlots((await policy.act(obs, ctx)).actions, guided, early) };
+      const own = await policy.act(obs, ctx);
+      const logp =
+        own.logp &&
+        Object.fromEntries(Object.entries(own.logp).map(([d, l]) => [d, l.map((x, i) => (early[i] ? Number.NaN : x))]));
+      return { actions: takeSlots(own.actions, guided, early), ...(logp && { logp }) };
     },
   };
 }

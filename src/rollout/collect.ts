@@ -12,7 +12,8 @@ export interface StepContext {
 /** What a policy returns for one batched step. */
 export interface PolicyStep {
   actions: BatchAction;
-  /** Model policies: the sampler's log-probability of each chosen token, per action dimension. */
+  /** Model policies: the sampler's log-probability of each chosen token, per action dimension; NaN in a
+   *  slot whose token another actor chose (the handover's expert). */
   logp?: Record<string, Float32Array>;
 }
 
@@ -41,7 +42,9 @@ export interface Episode {
   rewards: Float32Array;
   /** Optional privileged states, (length + 1) * stateSize, from `recordState`. */
   states?: Float32Array;
-  /** Model policies: log-probability of each executed token, laid out like `actions`. */
+  /** Model policies: log-probability of each executed token, laid out like `actions` (one entry per
+   *  token); NaN where the token was not the policy's (a step it gave none for, e.g. the handover's
+   *  expert). Absent when no step of the episode had one. */
   logp?: Float32Array;
   /** Learned engines: member variance of `progress` at the last step. */
   progressVar?: number;
@@ -82,6 +85,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
     rewards: [] as number[],
     states: [] as number[],
     logp: [] as number[],
+    hasLogp: false,
     instruction: '',
   });
   const buffers = Array.from({ length: n }, fresh);
@@ -128,7 +132,8 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
       if (slot[i] < 0) continue;
       const b = buffers[i];
       for (const d of dims) b.actions.push((action[d] as Int32Array)[i]);
-      if (logp) for (const d of dims) b.logp.push(logp[d][i]);
+      for (const d of dims) b.logp.push(logp ? logp[d][i] : Number.NaN);
+      b.hasLogp ||= logp !== undefined;
       ctx.steps[i]++;
       b.rewards.push(r.reward[i]);
       if (options.recordState) for (const x of Array.from(options.recordState(i, slot[i]))) b.states.push(x);
@@ -144,7 +149,7 @@ export async function collectEpisodes(env: Env, policy: Policy, options: Collect
         actions: Int32Array.from(b.actions),
         rewards: Float32Array.from(b.rewards),
         states: options.recordState ? Float32Array.from(b.states) : undefined,
-        logp: logp ? Float32Array.from(b.logp) : undefined,
+        logp: b.hasLogp ? Float32Array.from(b.logp) : undefined,
         progressVar: r.info.progressVar?.[i],
       };
       if (r.info.offTable) episode.offTable = r.info.offTable[i] === 1;

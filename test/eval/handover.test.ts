@@ -1,6 +1,8 @@
 // The handover probe: the scripted expert acts for the first K steps of every episode, then the policy.
 import { describe, expect, it } from 'vitest';
-import { handoverTable, runEval, runHandoverSweep } from '../../src/eval/index.ts';
+import { handoverPolicy, handoverTable, runEval, runHandoverSweep } from '../../src/eval/index.ts';
+import { createTabletopEnv } from '../../src/physics/index.ts';
+import { collectEpisodes, type Policy } from '../../src/rollout/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 
 const scene = loadSceneFile(DEFAULT_SCENE_PATH);
@@ -59,4 +61,33 @@ describe('the handover sweep', () => {
       '| 100 | paired A - B, points | +0.0 [+0.0, +0.0] | +0.0 [+0.0, +0.0] |',
     ]);
   }, 120_000);
+});
+
+describe('handoverPolicy', () => {
+  it('keeps an episode’s logp one entry per token: NaN for the expert’s, the model’s own after', async () => {
+    const env = await createTabletopEnv({ scene, taskId: 'tabletop/pick-place', numEnvs: 2, render: false });
+    const dims = env.spec.action.map((a) => a.name);
+    // a "model" that always asks for token 0 and reports its log-probability as -1 - step
+    const model: Policy = {
+      act: (_obs, ctx) => ({
+        actions: Object.fromEntries(dims.map((d) => [d, new Int32Array(2)])),
+        logp: Object.fromEntries(dims.map((d) => [d, Float32Array.from(ctx.steps, (t) => -1 - t)])),
+      }),
+    };
+    const k = 3;
+    try {
+      // slots start out of step (the third episode begins when the first ends), so some steps mix both
+      const eps = await collectEpisodes(env, handoverPolicy(env, model, k), {
+        seeds: [0, 1, 2],
+        horizons: [5, 9, 6],
+      });
+      for (const e of eps) {
+        expect(e.logp).toHaveLength(e.actions.length);
+        const perStep = Array.from({ length: e.length }, (_, t) => e.logp![t * dims.length]);
+        expect(perStep).toEqual(Array.from({ length: e.length }, (_, t) => (t < k ? Number.NaN : -1 - t)));
+      }
+    } finally {
+      env.close();
+    }
+  }, 60_000);
 });

@@ -98,4 +98,26 @@ describe('collectEpisodes', () => {
     expect(cut.episodes.map((e) => e.length)).toEqual([1, 2, 1]);
     expect(cut.env.steps).toEqual([1, 2, 1, 0, 0, 0, 0, 0]);
   });
+
+  it('keeps one logp entry per token: NaN on steps the policy gave none for, none when no step had one', async () => {
+    const env = new CodeLockEnv(2);
+    // the right digit always (episodes of 4 steps); log-probabilities on odd steps only
+    const policy = (withLogp: boolean): Policy => ({
+      act: (obs, ctx) => {
+        const digit = Int32Array.from(
+          { length: 2 },
+          (_, i) => env.code(i)[Math.min((obs.entered as Int32Array)[i], 3)],
+        );
+        const odd = withLogp && ctx.steps.some((t, i) => ctx.keys[i] >= 0 && t % 2 === 1);
+        return { actions: { digit }, ...(odd && { logp: { digit: Float32Array.from(ctx.steps, (t) => -t) } }) };
+      },
+    });
+    const eps = await collectEpisodes(env, policy(true), { seeds: [1, 2, 3] });
+    for (const e of eps) {
+      expect(e.logp).toHaveLength(e.actions.length);
+      expect(Array.from(e.logp!)).toEqual([Number.NaN, -1, Number.NaN, -3]);
+    }
+    const none = await collectEpisodes(env, policy(false), { seeds: [1, 2] });
+    for (const e of none) expect(e.logp).toBeUndefined();
+  });
 });
