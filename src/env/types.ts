@@ -38,7 +38,8 @@ export interface StepInfo {
   source: EnvSource;
   /** 1 where the task verifier says the episode is solved. */
   success: Uint8Array;
-  /** Dense process score in [0, 1] (satisfied sub-predicates / S). */
+  /** The episode's dense score in [0, 1] so far: the trajectory reward the trainer reads (the tabletop's
+   *  taskReward of Φ; an AutoResearch ladder value). */
   progress: Float64Array;
   /** Learned engines: member variance of `progress` (undefined means exact). */
   progressVar?: Float64Array;

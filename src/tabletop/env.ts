@@ -1,5 +1,5 @@
 // The tabletop episode core shared by every engine: tasks from seeds, the episode book, observations
-// (rasterised cameras, proprio, instruction), the verifier's success and Φ, termination (success, an
+// (rasterised cameras, proprio, instruction), the verifier's success and score (taskReward of Φ), termination (success, an
 // object off the table, the step limit), capture/resetFrom and snapshots. An engine only makes the next
 // state (Rapier, a learned ensemble, ...): it implements TabletopEngine.
 import type { EnvSpec } from '../core/spec.ts';
@@ -26,7 +26,7 @@ import type { Scene } from '../scene/schema.ts';
 import { sampleTask } from '../task/sample.ts';
 import { packState, stateSize, unpackState } from '../task/state.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
-import { offTable, scoreTask } from '../task/verify.ts';
+import { offTable, scoreTask, taskReward } from '../task/verify.ts';
 import { INSTRUCTION_MAX, PROPRIO } from './spec.ts';
 
 /** Per-slot reward estimates of a learned engine for one step (env-indexed; exact engines return none). */
@@ -35,8 +35,8 @@ export interface LearnedReward {
   rewardVar: Float64Array;
   progress: Float64Array;
   progressVar: Float64Array;
-  /** When set, `progress` is also info.progress (the episode's process score) instead of the verifier's
-   *  Φ of the stepped state: an engine whose progress is finer than Φ's levels. */
+  /** When set, `progress` is also info.progress (the episode's score) instead of taskReward of the
+   *  verifier's Φ of the stepped state: an engine whose progress is finer than Φ's levels. */
   progressIsScore?: boolean;
 }
 
@@ -340,14 +340,14 @@ export class TabletopCore<E extends TabletopEngine> implements Env, Snapshottabl
     };
   }
 
-  /** Verifier success, Φ and the off-table rule for env i's state. */
+  /** Verifier success, score (taskReward of Φ) and the off-table rule for env i's state. */
   private score(i: number, state: TabletopState): void {
     const b = this.book;
     const off = offTable(this.scene, state);
     const score = scoreTask(this.scene, this.tasks[i]!, state);
     b.offTable[i] = off ? 1 : 0;
     b.success[i] = score.success && !off ? 1 : 0;
-    b.progress[i] = score.progress;
+    b.progress[i] = taskReward(score.progress);
   }
 
   /** Renders env i's cameras and fills its proprio row from `state`. */

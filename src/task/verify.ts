@@ -23,6 +23,8 @@ export const TOL = {
   liftHeight: 0.03,
   /** push: object moved this much closer to the target / is within this of it. */
   towardTarget: 0.03,
+  /** push: an object moved this much closer to the target has been pushed (keeps ee_near_object). */
+  pushed: 0.005,
   nearTarget: 0.03,
   /** stack: horizontal offset at most this fraction of the target's width; height within stackZ. */
   stackXYFrac: 0.5,
@@ -138,10 +140,14 @@ function conditions(ctx: Ctx): boolean[] {
   if (task.family === 'push') {
     const d = targetDist(ctx, o.pos);
     const d0 = targetDist(ctx, task.initObjects[task.object].pos);
-    return [near, d <= d0 - TOL.towardTarget, d <= TOL.nearTarget, overTarget(ctx), placedAtTarget(ctx)];
+    // once the object is on its way, backing off to push from another side keeps the first stage
+    const started = near || d <= d0 - TOL.pushed;
+    return [started, d <= d0 - TOL.towardTarget, d <= TOL.nearTarget, overTarget(ctx), placedAtTarget(ctx)];
   }
   const lifted = ctx.held && o.pos[2] - restHeight(obj, o.quat) >= TOL.liftHeight;
-  return [near, ctx.held, lifted, ctx.held && overTarget(ctx), placedAtTarget(ctx)];
+  // over the target whether held or not: a cube let go over its target (falling or settling) keeps
+  // what holding it there scored, and one that lands off the target loses it
+  return [near, ctx.held, lifted, overTarget(ctx), placedAtTarget(ctx)];
 }
 
 /** Score a state. A predicate holds when its own stage or any later stage holds, so Φ rises along
@@ -155,6 +161,15 @@ export function scoreTask(scene: Scene, task: TaskInstance, state: TabletopState
   names.forEach((name, k) => (predicates[name] = reached[k]));
   const satisfied = reached.filter(Boolean).length;
   return { success: raw[names.length - 1], progress: satisfied / names.length, predicates };
+}
+
+/** The trajectory reward of a final state scored `phi` (Φ, or shapedProgress): 1 on success, Φ/2
+ *  below it. It is the success reward plus the potential-based shaping term Φ(s_T) - Φ(s_0) (Ng,
+ *  Harada and Russell 1999: such a term leaves the optimal policy unchanged), halved into [0, 1], with
+ *  Φ(s_0) dropped as it is the same for every rollout of a group. So finishing (1) pays clearly more
+ *  than any failure, holding over the target included (0.4). */
+export function taskReward(phi: number): number {
+  return phi >= 1 ? 1 : phi / 2;
 }
 
 // Shaped progress: Φ plus a continuous closeness to the next stage, so a learned world model's reward

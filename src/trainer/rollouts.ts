@@ -39,7 +39,7 @@ export interface BranchOrigin {
 /** What a task offers so that world-model rollouts can start from real states (its engines capture
  *  and start from rows through the Env contract's Branchable capability). */
 export interface Branching {
-  /** The process score Φ of a captured row in the episode of `seed`. */
+  /** The score of a captured row in the episode of `seed`, as info.progress reports it (the reward). */
   progress(seed: number, row: ArrayLike<number>): number;
 }
 
@@ -86,7 +86,7 @@ export interface StepSample {
 export interface Rollout {
   key: number;
   seed: number;
-  /** Trajectory reward: the process score Φ at the rollout's last step (1 on success). */
+  /** Trajectory reward: the episode's score (info.progress) at the rollout's last step (1 on success). */
   reward: number;
   /** Learned engines: member variance of that reward. */
   rewardVar: number;
@@ -275,7 +275,7 @@ export async function exactStates(
 }
 
 /** A segment of a physics rollout graded in the world model: r_wm from the start state with the
- *  rollout's own actions replayed, r_env the real Φ at the same step, phi0 the real Φ at its start. */
+ *  rollout's own actions replayed, r_env the real score at the same step, phi0 the real score at its start. */
 export interface GradedSegment {
   rollout: number;
   elapsed: number;

@@ -4,9 +4,10 @@ import type { Scene } from '../scene/schema.ts';
 import { sampleTask } from '../task/sample.ts';
 import { unpackState } from '../task/state.ts';
 import type { TaskInstance } from '../task/types.ts';
-import { scoreTask } from '../task/verify.ts';
+import { scoreTask, taskReward } from '../task/verify.ts';
 
-/** Φ of a captured row ([flat state, grip, joints]) in the episode of `seed`. */
+/** The score (taskReward of Φ, as the tabletop envs report it) of a captured row ([flat state, grip,
+ *  joints]) in the episode of `seed`. */
 export function tabletopBranching(scene: Scene, taskId: string) {
   const tasks = new Map<number, TaskInstance>();
   const taskOf = (seed: number) => {
@@ -15,7 +16,7 @@ export function tabletopBranching(scene: Scene, taskId: string) {
   };
   return {
     progress(seed: number, row: ArrayLike<number>): number {
-      return scoreTask(scene, taskOf(seed), unpackState(row, scene.objects.length)).progress;
+      return taskReward(scoreTask(scene, taskOf(seed), unpackState(row, scene.objects.length)).progress);
     },
   };
 }

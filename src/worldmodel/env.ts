@@ -8,7 +8,7 @@ import type { Scene } from '../scene/schema.ts';
 import { TabletopCore, type EpisodeKeys, type LearnedReward, type TabletopEngine } from '../tabletop/env.ts';
 import { packState, stateSize, unpackState, unpackStateInto } from '../task/state.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
-import { scoreTask, shapedProgress } from '../task/verify.ts';
+import { scoreTask, shapedProgress, taskReward } from '../task/verify.ts';
 import type { Dynamics } from './dynamics.ts';
 import { ArmPoser, IK_ITERS_RESET, IK_ITERS_STEP } from './robot-pose.ts';
 
@@ -25,8 +25,9 @@ export interface WorldModelEnvOptions {
   render?: boolean;
   /** close() also closes the dynamics (default true; false when several envs share one). */
   ownsDynamics?: boolean;
-  /** 'phi' (default): the episode's progress is the verifier's Φ of the stepped state, its terms the
-   *  members' mean Φ; 'shaped': both are the members' mean shapedProgress (finer than Φ's levels). */
+  /** 'phi' (default): the episode's progress is taskReward of the verifier's Φ of the stepped state, its
+   *  terms the members' mean of it; 'shaped': both are the members' mean taskReward of shapedProgress
+   *  (finer than Φ's levels). */
   reward?: 'phi' | 'shaped';
 }
 
@@ -136,7 +137,7 @@ class EnsembleEngine implements TabletopEngine {
         const st = unpackStateInto(pred.members, (k * R + r) * S, this.scratch);
         const sc = scoreTask(this.scene, task, st);
         const v = sc.success ? 1 : 0;
-        const p = this.reward === 'shaped' ? shapedProgress(this.scene, task, st) : sc.progress;
+        const p = taskReward(this.reward === 'shaped' ? shapedProgress(this.scene, task, st) : sc.progress);
         sum += v;
         sum2 += v * v;
         prog += p;

@@ -5,7 +5,7 @@ import type { BatchObs } from '../../src/env/index.ts';
 import { policySource, runEval } from '../../src/eval/index.ts';
 import { runEpisodes } from '../../src/physics/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
-import { PolicySampler } from '../../src/policy/sampler.ts';
+import { PolicySampler, temperedLogp } from '../../src/policy/sampler.ts';
 import type { Policy } from '../../src/rollout/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 
@@ -65,7 +65,7 @@ describe('policy random draws derive from (seed, episode, step), never from the 
     });
   }
 
-  it('a model policy records the sampler log-probability of every executed token', async () => {
+  it('a model policy records the log-probability of every executed token under the distribution it drew from', async () => {
     // Every batch the policy acted on, as it was then (the env reuses its buffers, ctx is mutated).
     const acted: { obs: BatchObs; keys: number[]; steps: number[]; actions: Record<string, Int32Array> }[] = [];
     let dims: string[] = [];
@@ -81,10 +81,11 @@ describe('policy random draws derive from (seed, episode, step), never from the 
         },
       };
     };
-    // Temperature 0.5 samples from sharpened logits; what is recorded is still the model's own log-probability.
+    // Temperature 0.5 samples from sharpened logits; what is recorded is the log-probability under the
+    // distribution the token was drawn from (log softmax(logp / 0.5)).
     const episodes = await run(TINY, 2, { temperature: 0.5 }, tap);
 
-    // The sampler's log-probability of each executed token, from a forward pass on the same batch.
+    // The tempered log-probability of each executed token, from a forward pass on the same batch.
     const model = await loadPolicy(TINY);
     const sampler = await PolicySampler.create(model.config, model.params);
     const expected = new Map(episodes.map((e) => [e.seed, new Array<number>(e.actions.length).fill(Number.NaN)]));
@@ -95,7 +96,9 @@ describe('policy random draws derive from (seed, episode, step), never from the 
           if (key < 0) return; // an idle slot
           dims.forEach((d, t) => {
             const bins = model.config.actions.find((a) => a.name === d)!.n;
-            expected.get(key)![steps[i] * dims.length + t] = f.logp[d][i * bins + actions[d][i]];
+            expected.get(key)![steps[i] * dims.length + t] = Math.fround(
+              temperedLogp(f.logp[d], i * bins, bins, 0.5, actions[d][i]),
+            );
           });
         });
       }
