@@ -8,3 +8,4 @@ export * from './run.ts';
 export * from './physics-dynamics.ts';
 export * from './shadow-folder.ts';
 export * from './handover.ts';
+export * from './wm-verdict.ts';

@@ -16,3 +16,5 @@ export * from './refresh.ts';
 export * from './checkpoint-file.ts';
 export * from './branching.ts';
 export * from './train-run.ts';
+export * from './verdict.ts';
+export * from './verdict-misses.ts';

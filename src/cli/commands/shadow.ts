@@ -8,6 +8,7 @@ import { intFlag, parseOptions, printJson, requireFile, seedFlag, splitFlag, Usa
 import { PhysicsDynamics, policySource, writeShadowFolder } from '../../eval/index.ts';
 import { progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
+import { shadowVerdict } from './shadow-verdict.ts';
 
 const ShadowOptions = z.object({
   policy: z.string(),
@@ -22,7 +23,11 @@ const ShadowOptions = z.object({
   out: z.string().optional(),
   scene: z.string().optional(),
   json: z.boolean().optional(),
+  verdict: z.boolean().optional(),
+  horizon: intFlag(1).max(1000),
+  every: intFlag(1).max(1000),
 });
+export type ShadowOpts = z.infer<typeof ShadowOptions>;
 
 export function registerShadow(program: Command): void {
   program
@@ -50,9 +55,18 @@ export function registerShadow(program: Command): void {
     .option('--out <dir>', 'write shadow.json and shadow.png (divergence per step) here')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout')
+    .option(
+      '--verdict',
+      "the world model's success verdict per family (--task all allowed): physics rollouts, segments " +
+        'branched from their states every --every steps for --horizon steps of their actions, precision and ' +
+        'recall against physics at the same step (writes verdict.json and verdict.md under --out)',
+    )
+    .option('--horizon <n>', "--verdict: steps per segment (the trainer's horizon)", '10')
+    .option('--every <n>', "--verdict: a segment every this many steps (the trainer's branchEvery)", '5')
     .action(async (raw) => {
       const o = parseOptions(ShadowOptions, raw);
       const scene = loadScene(o.scene);
+      if (o.verdict) return shadowVerdict(o, scene);
       const [taskId] = resolveTasks(scene, o.task);
       if (o.task === 'all')
         throw new UsageError('--task: shadow mode runs one task; pick one of push, pick-place, stack, put-in-bin');
