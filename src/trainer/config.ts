@@ -238,8 +238,10 @@ export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
 /** Named starting points; explicit fields override them. */
 export const PRESETS: Record<string, TrainConfigInput> = {
-  /** What measured best (docs/curriculum.md): environment evolution on. */
-  default: { evolution: { enabled: true } },
+  /** Frontier starts whose world-model verdicts move the frontier too, half of the world-model groups
+   *  started there (docs/frontier.md: level with environment evolution, and the only setting that keeps
+   *  what the base can do late in an episode). */
+  default: { frontier: { enabled: true, worldModel: true }, branchShare: 0.5 },
   /** An iteration in seconds on 2 cores: what tests use. */
   smoke: {
     iterations: 3,

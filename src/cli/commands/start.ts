@@ -43,7 +43,7 @@ export function registerStart(program: Command): void {
     .option('--mode <m>', `trainer mode (${MODES.join(' | ')})`, 'wmrl')
     .option('--seed <n>', 'run seed', '0')
     .option('--task <ids>', 'tasks, comma-separated, or all', 'all')
-    .option('--preset <p>', 'trainer preset: default (environment evolution on) | smoke', 'default')
+    .option('--preset <p>', 'trainer preset: default (frontier starts) | smoke', 'default')
     .option('--config <file>', 'JSON file of trainer config fields')
     .option('--out <dir>', 'run folder (default runs/start-<time>)')
     .option('--policy <file>', 'the base policy', 'models/vla-base.onnx')

@@ -89,7 +89,7 @@ export function registerTrain(program: Command): void {
     .option('--out <dir>', 'run folder: config.json, setup.json, metrics.jsonl, checkpoint')
     .option(
       '--preset <p>',
-      'default (environment evolution on: what measured best) | smoke (seconds per iteration, what tests use)',
+      'default (frontier starts moved by anchors and world-model groups) | smoke (seconds per iteration, what tests use)',
       'default',
     )
     .option('--config <file>', 'JSON file of config fields (flags override it)')
