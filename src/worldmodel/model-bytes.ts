@@ -49,6 +49,7 @@ export function limitsFromScene(scene: Scene): StateLimits {
     // tipBelow: the fingertips reach 15 mm below the tool centre point (physics/robot.ts TIP_BELOW_TCP)
     restGate: { speed: 0.01, radius: 0.12, tipBelow: 0.015, clearance: 0.01 },
     settleTol: 0.003,
+    supportTol: 0.003,
     velocityFromDisplacement: scene.control.timestep * scene.control.substeps,
   };
 }
