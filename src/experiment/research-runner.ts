@@ -80,6 +80,8 @@ export async function trainResearch(
     executor: Executor;
     log: (l: string) => void;
     keep?: (iteration: number, run: StudyRun<ResearchSpec>) => boolean;
+    /** Aborted: training stops after the current iteration. */
+    signal?: AbortSignal;
   },
 ) {
   const { mode, seed, iterations, fields } = run.spec;
@@ -94,6 +96,7 @@ export async function trainResearch(
   let seconds = 0;
   const policy = { config: base.config, params: base.params, specHash: base.sidecar.specHash };
   await train({ tasks, worldModel, policy }, cfg, o.dir, {
+    shouldStop: () => o.signal?.aborted === true,
     onIteration: (m) => {
       seconds += trainSeconds(m);
       o.log(
@@ -145,7 +148,8 @@ export const readAgentEval = (cache: string, agent: string, o: { episodes: numbe
 export const runRecord = (runs: string, run: StudyRun<unknown>) => join(runs, run.name, 'run.json');
 
 /** The in-process runner: a run whose record matches is kept; a record of other settings is an
- *  InputError; otherwise the run trains from its first iteration and `finish` makes its record. */
+ *  InputError; otherwise the run trains from its first iteration and `finish` makes its record. An
+ *  aborted signal stops it after the current iteration, with no record (it starts over next time). */
 export function researchRunner<S extends z.ZodType>(o: {
   runs: string;
   base: string;
@@ -159,12 +163,15 @@ export function researchRunner<S extends z.ZodType>(o: {
     readFinished(record(run), run.spec, o.schema, strict);
   return {
     finished,
-    async train(run, log) {
+    async train(run, log, signal) {
       if (finished(run, true) !== null) return;
       const dir = join(o.runs, run.name);
-      rmSync(dir, { recursive: true, force: true }); // its executions count starts with its first iteration
+      const stopped = () => new Error('stopped (another run failed)');
       try {
-        const t = await trainResearch(run, { base: o.base, dir, executor: o.executor, log, keep: o.keep });
+        if (signal?.aborted) throw stopped();
+        rmSync(dir, { recursive: true, force: true }); // its executions count starts with its first iteration
+        const t = await trainResearch(run, { base: o.base, dir, executor: o.executor, log, keep: o.keep, signal });
+        if (signal?.aborted) throw stopped();
         writeCache(record(run), run.spec, await o.finish(run, t, dir));
       } catch (e) {
         if (e instanceof Error) e.message = `${runLabel(run)}: ${e.message}`;
