@@ -164,7 +164,7 @@ describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redi
     }
   });
 
-  it('the default preset (environment evolution) with the repeat penalty, real-branch, and frontier starts with dynamic sampling, clip-higher and a rollout temperature: through workers as in-process', {
+  it('the default preset (frontier starts) with the repeat penalty, real-branch, and environment evolution with dynamic sampling, clip-higher and a rollout temperature: through workers as in-process', {
     timeout: 300_000,
   }, async () => {
     const small = join(tmp, 'default.json');
@@ -172,12 +172,12 @@ describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redi
     // a penalty that fires: any 3 repeated tokens (world-model groups then record their states too)
     const repeat = { coef: 0.5, window: 3, tolerance: 10 };
     writeFileSync(small, JSON.stringify({ ...sizes, evalEvery: 0, checkpointEvery: 1, repeat }));
-    const frontier = join(tmp, 'frontier.json');
+    const evolution = join(tmp, 'evolution.json');
     const explore = { clipHigh: 0.28, temperature: 1.6, klCoef: 0 };
-    const starts = { evolution: { enabled: false }, frontier: { enabled: true, initial: 0 } };
+    const starts = { evolution: { enabled: true }, frontier: { enabled: false }, branchShare: 1 };
     const dynamicSampling = { enabled: true, maxExtraGroups: 2 };
     writeFileSync(
-      frontier,
+      evolution,
       JSON.stringify({ ...sizes, evalEvery: 0, checkpointEvery: 1, ...starts, dynamicSampling, ...explore }),
     );
     const workers = [await worker(server.url), await worker(server.url)];
@@ -185,7 +185,7 @@ describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redi
       for (const [name, mode, config] of [
         ['wmrl', 'wmrl', small],
         ['real-branch', 'real-branch', small],
-        ['frontier', 'wmrl', frontier],
+        ['evolution', 'wmrl', evolution],
       ]) {
         const args = ['train', '--mode', mode, '--preset', 'default', '--task', 'pick-place', '--iterations', '2'];
         const [here, there] = [join(tmp, `${name}-local`), join(tmp, `${name}-workers`)];
@@ -205,9 +205,10 @@ describeWithRedis('wmrl worker and wmrl train --redis (real processes, real Redi
         );
         expect(b.code, b.stderr).toBe(0);
         const first = metrics(here)[0];
-        if (name === 'frontier') expect(first['frontier/level']).toBeLessThan(1);
-        else expect(first['evolution/level']).toBeLessThan(1); // groups started on the expert's states
-        if (name !== 'frontier') expect(first['repeat/penalty']).toBeGreaterThan(0);
+        // groups started on the expert's states
+        if (name === 'evolution') expect(first['evolution/level']).toBeLessThan(1);
+        else expect(first['frontier/level']).toBeLessThan(1);
+        if (name !== 'evolution') expect(first['repeat/penalty']).toBeGreaterThan(0);
         expect(metrics(there)).toEqual(metrics(here));
         expect(files(there)).toEqual(files(here));
       }

@@ -23,17 +23,22 @@ const lines = (dir: string) =>
 describe('steps/physics equals the control steps the run’s Rapier worlds took', () => {
   // one env slot (no idle slot steps unrecorded), no evaluation (it is not training's)
   const small = { iterations: 2, groupsPerIteration: 2, groupSize: 4, samplesPerRollout: 4, batch: 16 };
-  const cfg = (mode: Mode) => resolveConfig('default', { ...small, mode, numEnvs: 1, evalEvery: 0 });
+  const cfg = (mode: Mode, starts = {}) =>
+    resolveConfig('default', { ...small, mode, numEnvs: 1, evalEvery: 0 }, starts);
+  const evolution = { evolution: { enabled: true }, frontier: { enabled: false }, branchShare: 1 };
 
-  it.each(['real-branch', 'wmrl'] as const)(
-    '%s with environment evolution (the default preset)',
+  it.each([
+    ['real-branch', 'frontier'],
+    ['wmrl', 'evolution'],
+  ] as const)(
+    '%s with %s starts',
     {
       timeout: 240_000,
     },
-    async (mode) => {
+    async (mode, starts) => {
       const base = await loadPolicy('models/vla-base.onnx');
-      const c = cfg(mode);
-      expect(c.evolution.enabled).toBe(true);
+      const c = cfg(mode, starts === 'evolution' ? evolution : {});
+      expect(c[starts].enabled).toBe(true);
       const { tasks, worldModel } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], {
         mode,
         worldModel: 'models/wm-base.onnx',
@@ -48,7 +53,7 @@ describe('steps/physics equals the control steps the run’s Rapier worlds took'
         await worldModel?.close();
       }
       const m = lines(dir);
-      expect(m[0]['evolution/level']).toBeLessThan(1); // groups started on the expert's states
+      expect(m[0][`${starts}/level`]).toBeLessThan(1); // groups started on the expert's states
       expect(m.at(-1)!['steps/physics']).toBe(controlStepsTaken() - before);
       if (mode === 'real-branch') expect(m.at(-1)!['groups/branched']).toBeGreaterThan(0); // replays ran
     },
