@@ -153,6 +153,12 @@ function runKey(o: PretrainOptions, dataHash: string, initHash: string | null): 
 
 const SELECT_EPISODES = 50;
 
+/** The tasks the data's demonstrations are of, in the scene's order. */
+const dataTasks = (scene: Scene, folders: readonly DataFolder[]): string[] => {
+  const present = new Set(folders.flatMap((f) => f.demos.map((d) => d.task)));
+  return scene.tasks.map((t) => t.id).filter((t) => present.has(t));
+};
+
 /** The weights of `--init`, which must be a policy of exactly the network being trained. */
 async function initParams(path: string, config: VlaConfig): Promise<ParamStore> {
   const loaded = await loadPolicy(path).catch((e: Error) => {
@@ -200,6 +206,7 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
             scene,
             config,
             specHash: specInterfaceHash(spec),
+            tasks: dataTasks(scene, folders),
             every: o.selectEvery,
             episodes: o.selectEpisodes ?? SELECT_EPISODES,
           },

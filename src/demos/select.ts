@@ -5,7 +5,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
 import { readInputJson } from '../core/input-file.ts';
+import { canonicalJson } from '../core/spec.ts';
 import { runEval } from '../eval/index.ts';
 import type { ParamStore } from '../nn/params.ts';
 import { loadPolicy, savePolicy } from '../policy/model.ts';
@@ -16,6 +18,8 @@ import { commitFiles } from '../store/index.ts';
 const SelectionSchema = z.object({
   format: z.literal('wmrl-selection/1'),
   split: z.literal('validation'),
+  // absent in files from when every task of the scene was scored
+  tasks: z.array(z.string()).optional(),
   episodesPerTask: z.number().int().positive(),
   scores: z.array(z.object({ step: z.number().int().positive(), success: z.number().min(0).max(1) })),
 });
@@ -26,6 +30,8 @@ export interface SelectionOptions {
   scene: Scene;
   config: VlaConfig;
   specHash: string;
+  /** The tasks scored: those of the training data. */
+  tasks: readonly string[];
   every: number;
   episodes: number;
 }
@@ -42,9 +48,23 @@ export class Selection {
   ) {
     this.path = join(o.runDir, 'selection.json');
     this.bestPath = join(o.runDir, 'best.onnx');
-    const fresh = { format: 'wmrl-selection/1', split: 'validation', episodesPerTask: o.episodes, scores: [] } as const;
+    const tasks = [...o.tasks];
+    const fresh: SelectionFile = {
+      format: 'wmrl-selection/1',
+      split: 'validation',
+      tasks,
+      episodesPerTask: o.episodes,
+      scores: [],
+    };
     const saved = existsSync(this.path) ? readInputJson(this.path, SelectionSchema, 'validation scores') : fresh;
-    this.state = { ...saved, scores: saved.scores.filter((s) => s.step <= resumedAt) };
+    const kept = saved.scores.filter((s) => s.step <= resumedAt);
+    const scoredOn = saved.tasks ?? o.scene.tasks.map((t) => t.id);
+    if (kept.length && canonicalJson(scoredOn) !== canonicalJson(tasks))
+      throw new InputError(
+        `${this.path}: tasks: its scores are over ${scoredOn.join(', ')}, the data's tasks are ${tasks.join(', ')}; ` +
+          'use another --run-dir',
+      );
+    this.state = { ...saved, tasks, scores: kept };
   }
 
   /** A scheduled step (the last step is scored as well: the caller says when it is). */
@@ -70,7 +90,7 @@ export class Selection {
     await this.save(candidate, params, step);
     const report = await runEval({
       scene: this.o.scene,
-      tasks: this.o.scene.tasks.map((t) => t.id),
+      tasks: [...this.o.tasks],
       policies: [candidate],
       split: 'validation',
       episodes: this.o.episodes,

@@ -1,12 +1,26 @@
 // Checkpoint selection on the validation split: scores at every --select-every steps and at the end, the
 // policy written is the best-scoring one, and a run stopped and resumed selects exactly as one that was not.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadScene } from '../../src/cli/scene.ts';
+import { InputError } from '../../src/core/errors.ts';
 import { collectDemos, DEMOS_FORMAT, type PretrainOptions, pretrain, writeDemoFolder } from '../../src/demos/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
+
+// every evaluation's tasks, as runEval was asked
+const evaluated = vi.hoisted(() => [] as string[][]);
+vi.mock('../../src/eval/index.ts', async (importOriginal) => {
+  const eval_ = await importOriginal<typeof import('../../src/eval/index.ts')>();
+  return {
+    ...eval_,
+    runEval: (o: Parameters<typeof eval_.runEval>[0]) => {
+      evaluated.push([...o.tasks]);
+      return eval_.runEval(o);
+    },
+  };
+});
 
 const scene = loadScene(undefined);
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-select-'));
@@ -77,5 +91,22 @@ describe('selection on the validation split', () => {
     await pretrain({ ...options('b'), resume: true });
     expect(scores('b')).toEqual(scores('a'));
     expect(readFileSync(join(tmp, 'b.onnx')).equals(readFileSync(join(tmp, 'a.onnx')))).toBe(true);
+  }, 120_000);
+
+  it('scores the tasks of the data, not every task of the scene, and records them', async () => {
+    evaluated.length = 0;
+    await pretrain(options('c'));
+    expect(evaluated).toEqual([['tabletop/pick-place'], ['tabletop/pick-place'], ['tabletop/pick-place']]);
+    expect(scores('c').tasks).toEqual(['tabletop/pick-place']);
+  }, 120_000);
+
+  it('a resume whose kept scores are over other tasks is refused, naming the file and the field', async () => {
+    let steps = 0;
+    await pretrain(options('d'), { shouldStop: () => steps >= 3, onStep: () => steps++ });
+    const path = join(tmp, 'd', 'selection.json');
+    writeFileSync(path, JSON.stringify({ ...scores('d'), tasks: ['tabletop/push'] }));
+    const run = pretrain({ ...options('d'), resume: true });
+    await expect(run).rejects.toThrow(InputError);
+    await expect(run).rejects.toThrow(`${path}: tasks: its scores are over tabletop/push`);
   }, 120_000);
 });
