@@ -4,11 +4,13 @@ import { z } from 'zod';
 import {
   type EvalOptions,
   type EvalReport,
+  type HandoverPoint,
   type PolicyResult,
   formatReport,
   handoverTable,
   runEval,
   runHandoverSweep,
+  stagesTable,
   writeEvalFolder,
 } from '../../eval/index.ts';
 import { commitFiles, withFolderLock } from '../../store/index.ts';
@@ -16,7 +18,7 @@ import { WORDINGS } from '../../task/index.ts';
 import { UsageError, intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { ProgressFlags, addProgressFlags, progressBar } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
-import { defaultRunDir } from './rollout.ts';
+import { defaultRunDir } from '../run-dir.ts';
 
 export const DEFAULT_EVAL_TEMPERATURE = 1;
 
@@ -118,7 +120,12 @@ export function registerEval(program: Command): void {
         return { report, files: writeEvalFolder(out, report) };
       });
       if (opts.json) {
-        const strip = (p: PolicyResult) => ({ policy: p.policy, results: p.results, pairs: p.pairs });
+        const strip = (p: PolicyResult) => ({
+          policy: p.policy,
+          results: p.results,
+          pairs: p.pairs,
+          failed_stages: p.failed_stages,
+        });
         const head = {
           split: report.split,
           episodes_per_task: report.episodes_per_task,
@@ -140,6 +147,12 @@ export function registerEval(program: Command): void {
     });
 }
 
+/** The sweep's table, then each K's failed episodes by the last stage reached. */
+function handoverMarkdown(points: readonly HandoverPoint[]): string {
+  const stages = points.map(({ k, report }) => `### K = ${k}\n\n${stagesTable(report.policies)}`);
+  return [handoverTable(points), ...stages].join('\n\n');
+}
+
 /** --handover K1,K2,...: one evaluation per K (report folders <out>/handover-K), one table. */
 async function handoverSweep(opts: EvalOpts, eo: EvalOptions, out: string): Promise<void> {
   const table = join(out, 'handover.md');
@@ -150,20 +163,20 @@ async function handoverSweep(opts: EvalOpts, eo: EvalOptions, out: string): Prom
       const points = await runHandoverSweep({ ...eo, onEpisode: () => bar.tick() }, opts.handover, (p) =>
         writeEvalFolder(join(out, `handover-${p.k}`), p.report),
       );
-      commitFiles([{ path: table, data: `${handoverTable(points)}\n` }]);
+      commitFiles([{ path: table, data: `${handoverMarkdown(points)}\n` }]);
       return points;
     } finally {
       bar.stop();
     }
   });
   if (!opts.json) {
-    console.log(handoverTable(points));
+    console.log(handoverMarkdown(points));
     console.log(`table: ${table}`);
     return;
   }
   const point = ({ k, report }: (typeof points)[number]) => ({
     handover: k,
-    policies: report.policies.map((p) => ({ policy: p.policy, results: p.results })),
+    policies: report.policies.map((p) => ({ policy: p.policy, results: p.results, failed_stages: p.failed_stages })),
     ...(report.paired && { paired: report.paired }),
     report: join(out, `handover-${k}`, 'report.json'),
   });

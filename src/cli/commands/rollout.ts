@@ -7,6 +7,7 @@ import { policySource } from '../../eval/index.ts';
 import { withFolderLock } from '../../store/index.ts';
 import { intFlag, parseOptions, printJson, seedFlag, splitFlag } from '../options.ts';
 import { progressBar } from '../progress.ts';
+import { defaultRunDir } from '../run-dir.ts';
 import { runEpisodes } from '../../physics/index.ts';
 import { formatSummary, summarise, type SuccessSummary } from '../../eval/index.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
@@ -25,10 +26,6 @@ const RolloutOptions = ServeFlags.extend({
   scene: z.string().optional(),
   json: z.boolean().optional(),
 });
-
-export function defaultRunDir(kind: string): string {
-  return `runs/${kind}-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
-}
 
 export function registerRollout(program: Command): void {
   const cmd = program
