@@ -78,6 +78,21 @@ export function reportHtml(report: EvalReport, chart: string): string {
       'same seeds)</h2><table><tr><th>task</th><th>diff</th><th>95% CI</th><th>n</th></tr>' +
       `${pairedRows}</table>`
     : '';
+  const stages = report.policies
+    .filter((p) => p.failed_stages)
+    .map((p) => {
+      const rows = Object.entries(p.failed_stages!).map(
+        ([t, f]) =>
+          `<tr><td>${esc(t)}</td><td>${f.failed}</td><td>${Object.entries(f.stages)
+            .map(([k, n]) => `${esc(k)} ${n}`)
+            .join(', ')}</td></tr>`,
+      );
+      return (
+        `<h2>Failed episodes by the last stage reached at their final state: ${esc(p.policy)}</h2>` +
+        `<table><tr><th>task</th><th>failed</th><th>by stage</th></tr>${rows.join('')}</table>`
+      );
+    })
+    .join('\n');
   return (
     '<!doctype html>\n' +
     '<html><head><meta charset="utf-8"><title>wmrl eval</title>\n' +
@@ -93,6 +108,7 @@ export function reportHtml(report: EvalReport, chart: string): string {
     '<table><tr><th>policy</th><th>task</th><th>success</th><th>95% CI</th><th>n</th><th>process score</th>' +
     `<th>length</th></tr>${rows.join('')}</table>\n` +
     `${paired}\n` +
+    `${stages}\n` +
     '</body></html>\n'
   );
 }

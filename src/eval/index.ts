@@ -9,3 +9,4 @@ export * from './physics-dynamics.ts';
 export * from './shadow-folder.ts';
 export * from './handover.ts';
 export * from './wm-verdict.ts';
+export * from './stages.ts';

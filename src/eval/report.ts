@@ -3,6 +3,7 @@
 // same seeds with a normal-approximation 95% interval. A zod schema validates what is written.
 import { z } from 'zod';
 import { SPLITS } from '../task/index.ts';
+import { FailedStagesSchema, stagesTable } from './stages.ts';
 import { offTableNote, summarise } from './summary.ts';
 
 export const EVAL_FORMAT = 'wmrl-eval/1';
@@ -34,6 +35,8 @@ const PolicyResultSchema = z.object({
     .optional(),
   /** Success (0/1) per episode, task by task in seed order: the pairing for --compare. */
   outcomes: z.record(z.string(), z.array(z.union([z.literal(0), z.literal(1)]))),
+  /** Per task id: failed episodes by the last stage reached at their final state (src/eval/stages.ts). */
+  failed_stages: z.record(z.string(), FailedStagesSchema).optional(),
 });
 export type PolicyResult = z.infer<typeof PolicyResultSchema>;
 
@@ -173,6 +176,8 @@ export function formatReport(report: EvalReport): string {
       );
     }
   }
+  const stages = stagesTable(report.policies);
+  if (stages) lines.push(stages);
   if (report.paired) {
     lines.push(`paired difference ${report.policies[0].policy} - ${report.policies[1].policy} (same seeds)`);
     for (const [task, d] of Object.entries(report.paired))

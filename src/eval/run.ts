@@ -13,6 +13,7 @@ import {
   validateReport,
 } from './report.ts';
 import { type PolicySource, handoverPolicy, policySource } from './policies.ts';
+import { failedStages } from './stages.ts';
 
 export interface EvalOptions {
   scene: Scene;
@@ -50,16 +51,20 @@ async function evalPolicy(source: PolicySource, opts: EvalOptions): Promise<Poli
         const policy = opts.wording === 'unseen' ? reworded(source.make(env), env) : source.make(env);
         return opts.handover ? handoverPolicy(env, policy, opts.handover) : policy;
       },
+      finalStates: true,
       onEpisode: () => opts.onEpisode?.(),
     });
     perTask.push({ taskId, episodes });
   }
+  const failed_stages = Object.fromEntries(
+    perTask.map((t) => [t.taskId, failedStages(opts.scene, t.taskId, t.episodes)]),
+  );
   // held-out and validation seeds may use the reserved object-target pairs: report them apart
   const reserved =
     opts.split === 'train'
       ? undefined
       : (taskId: string, seed: number) => usesReservedPair(opts.scene, sampleTask(opts.scene, taskId, seed));
-  return policyResult(source.name, perTask, reserved);
+  return { ...policyResult(source.name, perTask, reserved), failed_stages };
 }
 
 /** The policy reading each episode's instruction in the unseen wording (the env is unchanged). */

@@ -16,13 +16,15 @@ export interface RunSpec {
   seedOffset: number;
   numEnvs: number;
   recordStates?: boolean;
+  /** Keep each episode's final state (flat, float64) as `finalState`, without recording every step. */
+  finalStates?: boolean;
   onEpisode?: (e: StoredEpisode) => void;
   /** Streams env 0 to a live viewer. */
   live?: FrameSink;
 }
 
 /** Run `episodes` physics episodes of one task on seeds from one split. */
-export async function runEpisodes(spec: RunSpec): Promise<StoredEpisode[]> {
+export async function runEpisodes(spec: RunSpec): Promise<(StoredEpisode & { finalState?: Float64Array })[]> {
   const seeds = Array.from({ length: spec.episodes }, (_, k) => splitSeed(spec.scene, spec.split, spec.seedOffset + k));
   const env = await createTabletopEnv({
     scene: spec.scene,
@@ -37,16 +39,27 @@ export async function runEpisodes(spec: RunSpec): Promise<StoredEpisode[]> {
       split: spec.split,
       policy: spec.policyName,
     });
+    const finals: Float64Array[] = [];
+    // after reset and every step; the latest state of episode k is its final state once it ends
+    const record = (i: number, k: number) => {
+      const row = packState(env.state(i)) as Float64Array;
+      if (spec.finalStates) finals[k] = row;
+      return spec.recordStates ? row : [];
+    };
     const episodes = await collectEpisodes(
       spec.live ? tapFrames(env, spec.live, `${spec.taskId} rollout`) : env,
       policy,
       {
         seeds,
-        recordState: spec.recordStates ? (i) => packState(env.state(i)) : undefined,
-        onEpisode: (e) => spec.onEpisode?.(tag(e)),
+        recordState: spec.recordStates || spec.finalStates ? record : undefined,
+        onEpisode: (e) => spec.onEpisode?.(tag(spec.recordStates ? e : { ...e, states: undefined })),
       },
     );
-    return episodes.map(tag);
+    return episodes.map((e, k) => ({
+      ...tag(e),
+      states: spec.recordStates ? e.states : undefined,
+      ...(spec.finalStates && { finalState: finals[k] }),
+    }));
   } finally {
     env.close();
   }
