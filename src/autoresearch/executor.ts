@@ -3,7 +3,8 @@
 // space (off-heap buffers included), `unshare -n` gives an empty network namespace, Node's permission
 // model (--experimental-permission) allows reads only of node_modules, the compiled script, the run's
 // scratch folder and the job's readPaths, writes only of scratch, and no child processes, workers or
-// addons; --max-old-space-size caps the JS heap; a timer kills the process group; output is capped.
+// addons; --max-old-space-size caps the JS heap; a CPU-time limit (prlimit --cpu) decides timeouts,
+// a much larger wall-clock limit only backs it up (outcome 'wall', never 'timeout'); output is capped.
 // Where unshare or prlimit does not work the report says so (network, warnings) instead of failing.
 // Node-only.
 //
@@ -40,12 +41,24 @@ const FlagPath = z
   );
 
 export const ExecLimitsSchema = z.object({
+  cpuS: z
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .describe(
+      'CPU-time limit of the child, s (prlimit --cpu; outcome timeout): load on the machine hardly moves ' +
+        'where a busy child hits it',
+    ),
   wallMs: z
     .number()
     .int()
     .min(100)
-    .max(3_600_000)
-    .describe('wall-clock limit of the child, ms; the process group is SIGKILLed when it runs out'),
+    .max(36_000_000)
+    .describe(
+      'wall-clock backstop, ms (default wallBackstopMs(cpuS)); the process group is SIGKILLed when it runs out ' +
+        "(outcome wall: the machine was too busy, or the child waited without computing; not the program's timeout)",
+    ),
   memoryMb: z
     .number()
     .int()
@@ -61,19 +74,22 @@ export const ExecLimitsSchema = z.object({
     .min(1024)
     .max(1 << 30)
     .describe('bytes the child may write to stdout and stderr together; past it the child is killed'),
-  cpuS: z
-    .number()
-    .int()
-    .min(1)
-    .max(3600)
-    .optional()
-    .describe(
-      'CPU-time limit of the child, s (prlimit --cpu; outcome timeout): unlike wallMs, load on the machine hardly ' +
-        'moves where a busy child hits it',
-    ),
 });
 export type ExecLimits = z.infer<typeof ExecLimitsSchema>;
-export const DEFAULT_LIMITS: ExecLimits = Object.freeze({ wallMs: 20_000, memoryMb: 1536, outputBytes: 64 * 1024 });
+
+/** The wall-clock backstop of a CPU-time limit: 10x it plus a minute, so a child that gets a tenth of a
+ *  core (a busy 2-core machine running other children beside it) still reaches its CPU limit first. */
+export const wallBackstopMs = (cpuS: number): number => 10_000 * cpuS + 60_000;
+
+/** 30 CPU s: the heaviest programs of the shipped AutoResearch tasks that are not absurd by design take
+ *  up to ~17 s (MLP 256x3, 500 epochs; forest 200 trees of depth 16; scripts/program-cpu.ts). */
+const DEFAULT_CPU_S = 30;
+export const DEFAULT_LIMITS: ExecLimits = Object.freeze({
+  cpuS: DEFAULT_CPU_S,
+  wallMs: wallBackstopMs(DEFAULT_CPU_S),
+  memoryMb: 1536,
+  outputBytes: 64 * 1024,
+});
 
 export const ExecJobSchema = z
   .object({
@@ -88,7 +104,10 @@ export const ExecJobSchema = z
         'must be JSON-serializable (not undefined, no BigInt, no cycles)',
       )
       .describe("the child's input, written as JSON to $WMRL_INPUT"),
-    limits: ExecLimitsSchema.partial().strict().optional().describe('overrides of DEFAULT_LIMITS'),
+    limits: ExecLimitsSchema.partial()
+      .strict()
+      .optional()
+      .describe('overrides of DEFAULT_LIMITS (wallMs defaults to the backstop of cpuS)'),
     readPaths: z.array(FlagPath).optional().describe('extra files or folders the child may read (read-only)'),
   })
   .strict();
@@ -102,6 +121,9 @@ export interface ExecReport {
   stderrTail: string;
   /** Spawn to exit of the child process, ms. */
   wallMs: number;
+  /** CPU seconds the child had used when the wall-clock backstop killed it (outcome 'wall'; where /proc
+   *  tells): far below limits.cpuS means the machine was busy, not the program slow. */
+  cpuAtKillS?: number;
   /** Time spent waiting for a free slot (concurrency), ms. */
   queueMs: number;
   /** The executor's own time around the child (compile check, scratch folder, input file, clean-up), ms. */
@@ -211,7 +233,8 @@ export class Executor {
     } catch (error) {
       return Promise.reject(error);
     }
-    const limits: ExecLimits = { ...DEFAULT_LIMITS, ...valid.limits };
+    const cpuS = valid.limits?.cpuS ?? DEFAULT_LIMITS.cpuS;
+    const limits: ExecLimits = { ...DEFAULT_LIMITS, wallMs: wallBackstopMs(cpuS), ...valid.limits };
     const queuedAt = performance.now();
     const slot = this.acquire();
     return slot.then(async () => {
@@ -264,13 +287,20 @@ export class Executor {
         LANG: 'C',
       };
       const tSpawn = performance.now();
-      const exit = await runChild(cmd, { cwd: scratch, env, wallMs: limits.wallMs, outputBytes: limits.outputBytes });
+      const exit = await runChild(cmd, {
+        cwd: scratch,
+        env,
+        wallMs: limits.wallMs,
+        outputBytes: limits.outputBytes,
+        pollCpuS: containment.cpuCap === 'poll' ? limits.cpuS : undefined,
+      });
       const tClose = tSpawn + exit.wallMs;
       const outcome = classify(exit, containment);
       const report: ExecReport = {
         outcome,
         stderrTail: exit.stderrTail,
         wallMs: exit.wallMs,
+        ...(exit.cpuAtKill !== undefined && { cpuAtKillS: exit.cpuAtKill }),
         queueMs,
         overheadMs: 0,
         network: containment.network,

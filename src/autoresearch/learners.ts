@@ -1,6 +1,6 @@
 // Family adapters: each fits one learner on the prepared training matrix and predicts the evaluation
 // sets (class index or value). Hyperparameters a program leaves out take LEARNER_DEFAULTS. The budget
-// option does not change the computation: it is the wall-time limit the executor enforces (proposal.ts).
+// option does not change the computation: it is the CPU-time limit the executor enforces (proposal.ts).
 // Classifier labels are compacted to the classes present in training (several mljs learners assume
 // labels 0..n-1) and mapped back.
 import { DecisionTreeClassifier, DecisionTreeRegression } from 'ml-cart';

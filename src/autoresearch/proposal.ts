@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { checkProgram, parseTokens, programText, type Program } from './dsl.ts';
-import type { ExecLimits, Executor } from './executor.ts';
+import type { ExecJob, ExecLimits, ExecReport, Executor } from './executor.ts';
 import { leaderboardPosition } from './leaderboard.ts';
 import type { TaskData } from './tasks.ts';
 
@@ -39,7 +39,8 @@ export function ladder(status: Status, position = 0): number {
 /** CPU seconds a run may use, by the program's budget. A CPU-time limit (not wall-clock) keeps which
  *  runs finish nearly independent of other load on the machine; the wall-clock limit is a backstop. */
 export const BUDGET_CPU_S: Record<Program['budget'], number> = { small: 4, medium: 10, large: 25 };
-const wallBackstopMs = (cpuS: number) => 3_000 * cpuS + 10_000;
+/** Runs again after the wall-clock backstop stopped one (a busy machine, not the program) before giving up. */
+const WALL_RETRIES = 2;
 
 const RUN_CHILD = fileURLToPath(new URL('./run-child.ts', import.meta.url));
 const ChildResultSchema = z.object({ validation: z.number(), test: z.number(), trainMs: z.number() });
@@ -76,14 +77,10 @@ export async function runProposal(
   if (!parsed.ok) return done('malformed', parsed.error);
   const why = checkProgram(parsed.program, { kind: task.kind, trainRows: task.trainRows });
   if (why) return done('invalid', why);
-  const report = await executor.run({
+  const report = await execute(executor, {
     script: RUN_CHILD,
     input: { task: task.spec.id, program: parsed.program, seed },
-    limits: {
-      cpuS: BUDGET_CPU_S[parsed.program.budget],
-      wallMs: wallBackstopMs(BUDGET_CPU_S[parsed.program.budget]),
-      ...limits,
-    },
+    limits: { cpuS: BUDGET_CPU_S[parsed.program.budget], ...limits },
   });
   if (report.outcome === 'error' || report.outcome === 'denied')
     return done('runtime_error', lastLine(report.stderrTail), report.wallMs);
@@ -101,6 +98,23 @@ export async function runProposal(
     position: leaderboardPosition(task.spec.id, validation, 'validation'),
     testPosition: leaderboardPosition(task.spec.id, test, 'test'),
   });
+}
+
+/** Runs a job; a run the wall-clock backstop stopped says nothing about the program, so it runs again, and
+ *  after WALL_RETRIES more such stops this throws (an internal failure) instead of recording an outcome. */
+async function execute(executor: Executor, job: ExecJob): Promise<ExecReport> {
+  for (let attempt = 0; ; attempt++) {
+    const report = await executor.run(job);
+    if (report.outcome !== 'wall') return report;
+    if (attempt === WALL_RETRIES) {
+      const used = report.cpuAtKillS === undefined ? '' : ` after ${report.cpuAtKillS.toFixed(1)} CPU s`;
+      throw new Error(
+        `executor: the wall-clock backstop (${report.limits.wallMs / 1000} s) stopped ${JSON.stringify(job.input)} ` +
+          `${attempt + 1} times${used}, before its CPU-time limit (${report.limits.cpuS} s): the machine is too ` +
+          'busy to run it; no outcome was recorded',
+      );
+    }
+  }
 }
 
 function lastLine(text: string): string {

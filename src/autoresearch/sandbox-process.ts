@@ -1,8 +1,8 @@
 // The child process of the sandboxed executor: which OS tools contain it (probed once), its command line,
-// spawning it in its own process group with a wall-clock timer and an output cap, and naming what
-// happened from its exit. Node-only.
+// spawning it in its own process group with a CPU-time limit, a wall-clock backstop and an output cap,
+// and naming what happened from its exit. Node-only.
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Below ~768 MiB of address space Node 20 does not start (it reserves ~710 MiB of virtual memory at
@@ -23,6 +23,9 @@ export interface Containment {
   prlimit: string | null;
   network: 'isolated' | 'not-isolated';
   memoryCap: 'address-space' | 'heap-only';
+  /** How the CPU-time limit is enforced: the kernel (prlimit --cpu), the parent reading /proc (no
+   *  prlimit), or not at all (then the wall-clock backstop is the only limit, and load moves outcomes). */
+  cpuCap: 'rlimit' | 'poll' | 'none';
   /** One line per missing protection, for the report and the caller's log. */
   warnings: string[];
 }
@@ -70,16 +73,37 @@ export function probeContainment(): Promise<Containment> {
         `executor: address space NOT capped: ${prlimit ? '`prlimit --as` failed' : 'no `prlimit` on PATH'}; ` +
           'only the JS heap is capped, off-heap buffers are not',
       );
+    const cpuCap = asOk ? 'rlimit' : cpuSecondsOf(process.pid) !== null ? 'poll' : 'none';
+    if (cpuCap === 'none')
+      warnings.push(
+        'executor: CPU time NOT capped (no `prlimit`, no /proc): the wall-clock limit decides timeouts, ' +
+          'so load on the machine moves outcomes',
+      );
     return {
       unshare: netOk ? [unshare, ...flags] : null,
       prlimit: asOk ? prlimit : null,
       network: netOk ? 'isolated' : 'not-isolated',
       memoryCap: asOk ? 'address-space' : 'heap-only',
+      cpuCap,
       warnings,
     };
   })();
   return probed;
 }
+
+/** CPU seconds (user + system) process `pid` has used so far, from /proc (null where it cannot be read). */
+export function cpuSecondsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+/** USER_HZ: 100 on every Linux port Node runs on. */
+const CLOCK_TICKS = 100;
 
 /** The child's uncaught error, as the preload module reports it on fd 3 (absent when none escaped). */
 export interface FatalRecord {
@@ -132,17 +156,26 @@ export function childCommand(
     o.bundle,
   ];
   const wrap: string[] = [];
-  // CPU seconds: SIGXCPU at the soft limit, SIGKILL a second later
+  // CPU seconds: SIGXCPU at the soft limit, SIGKILL a second later; no core file (dumping one would
+  // spend the second)
   if (c.prlimit)
-    wrap.push(c.prlimit, `--as=${o.memoryMb * 2 ** 20}`, ...(o.cpuS ? [`--cpu=${o.cpuS}:${o.cpuS + 1}`] : []), '--');
+    wrap.push(
+      c.prlimit,
+      `--as=${o.memoryMb * 2 ** 20}`,
+      ...(o.cpuS ? [`--cpu=${o.cpuS}:${o.cpuS + 1}`, '--core=0'] : []),
+      '--',
+    );
   if (c.unshare) wrap.push(...c.unshare, '--');
   const argv = [...wrap, ...node];
   return { file: argv[0], args: argv.slice(1) };
 }
 
 export interface ChildExit {
-  /** Why the executor killed the child, if it did. */
-  killedFor: 'timeout' | 'output' | null;
+  /** Why the executor killed the child, if it did: the wall-clock backstop, the output cap, or (where
+   *  the kernel does not enforce it) the CPU-time limit. */
+  killedFor: 'wall' | 'output' | 'cpu' | null;
+  /** CPU seconds the child had used when the wall-clock backstop killed it (where /proc tells). */
+  cpuAtKill?: number;
   exitCode: number | null;
   signal: string | null;
   pid: number;
@@ -156,11 +189,11 @@ const STDERR_TAIL_BYTES = 8192;
 const FATAL_BYTES = 16384;
 
 /** Spawns the child detached (its own process group), kills the whole group with SIGKILL when the wall
- *  clock or the output cap (stdout + stderr bytes) runs out, and resolves once every pipe has closed.
- *  Rejects only when the child cannot be started at all. */
+ *  clock, the output cap (stdout + stderr bytes) or (with `pollCpuS`, where no rlimit does it) the CPU
+ *  time runs out, and resolves once every pipe has closed. Rejects only when the child cannot be started. */
 export function runChild(
   cmd: ChildCommand,
-  o: { cwd: string; env: Record<string, string>; wallMs: number; outputBytes: number },
+  o: { cwd: string; env: Record<string, string>; wallMs: number; outputBytes: number; pollCpuS?: number },
 ): Promise<ChildExit> {
   return new Promise((done, fail) => {
     const t0 = performance.now();
@@ -179,16 +212,24 @@ export function runChild(
     const fatal: Buffer[] = [];
     let fatalBytes = 0;
 
-    const kill = (why: 'timeout' | 'output') => {
+    let cpuAtKill: number | undefined;
+    const kill = (why: NonNullable<ChildExit['killedFor']>) => {
       if (exited || killedFor) return;
       killedFor = why;
+      if (why === 'wall') cpuAtKill = cpuSecondsOf(child.pid!) ?? undefined;
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
         child.kill('SIGKILL');
       }
     };
-    const timer = setTimeout(() => kill('timeout'), o.wallMs);
+    const timer = setTimeout(() => kill('wall'), o.wallMs);
+    const poll =
+      o.pollCpuS === undefined
+        ? undefined
+        : setInterval(() => {
+            if ((cpuSecondsOf(child.pid!) ?? 0) >= o.pollCpuS!) kill('cpu');
+          }, 100);
     const count = (n: number) => {
       outBytes += n;
       if (outBytes > o.outputBytes) kill('output');
@@ -215,13 +256,16 @@ export function runChild(
     });
     child.on('error', (error) => {
       clearTimeout(timer);
+      clearInterval(poll);
       fail(new Error(`executor: cannot start the child (${cmd.file}): ${error.message}`));
     });
     child.on('close', (exitCode, signal) => {
       clearTimeout(timer);
+      clearInterval(poll);
       if (child.pid === undefined) return; // 'error' already rejected
       done({
         killedFor,
+        ...(cpuAtKill !== undefined && { cpuAtKill }),
         exitCode,
         signal,
         pid: child.pid,
@@ -264,16 +308,21 @@ const NET_DENIED_CODES = new Set(['ENETUNREACH', 'EAI_AGAIN']);
 /** Node's messages for those two codes, for a child that catches the error and prints only its message. */
 const DENIED_MESSAGES = /Access to this API has been restricted|loading addons is disabled/;
 
-export type ExecOutcome = 'ok' | 'error' | 'timeout' | 'memory' | 'output' | 'denied';
+/** 'timeout': the CPU-time limit (a property of the program, nearly independent of load); 'wall': the
+ *  wall-clock backstop, which a busy machine (or a child that waits without computing) reaches. */
+export type ExecOutcome = 'ok' | 'error' | 'timeout' | 'wall' | 'memory' | 'output' | 'denied';
 
-/** Names what happened, in this order: killed by us (timeout, output), exit 0 (ok), out of memory
+/** Names what happened, in this order: killed by us (wall, output; CPU polled: timeout), exit 0 (ok),
+ *  the kernel's CPU-time signal (timeout), out of memory
  *  (a V8 / allocator / Node message, SIGKILL we did not send: the kernel's OOM killer, or SIGSEGV/SIGBUS
  *  under the address-space cap: V8 touching memory it failed to map), a refused access (the uncaught
  *  error's code, or Node's message for it in stderr when the child caught it), else error. */
 export function classify(
   x: Pick<ChildExit, 'killedFor' | 'exitCode' | 'signal' | 'stderrTail' | 'fatal'>,
-  c: Pick<Containment, 'network' | 'memoryCap'>,
+  c: Pick<Containment, 'network' | 'memoryCap'> & Partial<Pick<Containment, 'cpuCap'>>,
 ): ExecOutcome {
+  // with no CPU cap at all, the wall clock is the only time limit there is
+  if (x.killedFor === 'cpu' || (x.killedFor === 'wall' && c.cpuCap === 'none')) return 'timeout';
   if (x.killedFor) return x.killedFor;
   if (x.exitCode === 0) return 'ok';
   if (x.signal === 'SIGXCPU') return 'timeout'; // its CPU-time limit

@@ -6,8 +6,22 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
-import { DEFAULT_LIMITS, Executor, type ExecJob, type ExecReport } from '../../src/autoresearch/executor.ts';
-import { classify, heapMbFor, probeContainment } from '../../src/autoresearch/sandbox-process.ts';
+import {
+  DEFAULT_LIMITS,
+  Executor,
+  type ExecJob,
+  type ExecReport,
+  wallBackstopMs,
+} from '../../src/autoresearch/executor.ts';
+import { bundleScript } from '../../src/autoresearch/sandbox-build.ts';
+import {
+  childCommand,
+  classify,
+  cpuSecondsOf,
+  heapMbFor,
+  probeContainment,
+  runChild,
+} from '../../src/autoresearch/sandbox-process.ts';
 
 const HOSTILE = resolve(import.meta.dirname, 'hostile');
 const REPO = resolve(import.meta.dirname, '../..');
@@ -133,19 +147,47 @@ describe('Executor: a well-behaved child', () => {
 });
 
 describe('Executor: containment of hostile children', () => {
-  it('kills a child that loops forever at the wall-clock limit (timeout)', async () => {
-    const r = await hostile({ script: script('loop'), input: {}, limits: { wallMs: 1000 } });
-    expect(r.outcome).toBe('timeout');
-    expect(r.signal).toBe('SIGKILL');
-    expect(r.wallMs).toBeGreaterThanOrEqual(1000);
+  it('limits CPU time by default; the wall clock is a backstop 10x as long plus a minute', () => {
+    expect(DEFAULT_LIMITS.cpuS).toBe(30);
+    expect(DEFAULT_LIMITS.wallMs).toBe(wallBackstopMs(30));
+    expect(wallBackstopMs(4)).toBe(100_000);
   });
 
-  it.skipIf(!capped)('stops a busy child at its CPU-time limit (timeout) long before the wall-clock one', async () => {
-    const r = await hostile({ script: script('loop'), input: {}, limits: { cpuS: 1, wallMs: 60_000 } });
-    expect(r.outcome).toBe('timeout');
-    expect(r.signal).toBe('SIGXCPU');
-    expect(r.wallMs).toBeLessThan(30_000);
+  it('the wall-clock backstop stops a child that waits without computing (wall, not the timeout of a CPU limit)', async () => {
+    const r = await hostile({ script: script('sleep'), input: { ms: 60_000 }, limits: { wallMs: 1000 } });
+    expect(r.outcome).toBe('wall');
+    expect(r.signal).toBe('SIGKILL');
+    expect(r.wallMs).toBeGreaterThanOrEqual(1000);
+    if (containment.cpuCap !== 'none') expect(r.cpuAtKillS).toBeLessThan(0.9);
   });
+
+  it.skipIf(containment.cpuCap === 'none')(
+    'stops a busy child at its CPU-time limit (timeout), the backstop then sized from it',
+    async () => {
+      const r = await hostile({ script: script('loop'), input: {}, limits: { cpuS: 1 } });
+      expect(r.outcome).toBe('timeout');
+      if (containment.cpuCap === 'rlimit') expect(r.signal).toBe('SIGXCPU');
+      expect(r.limits.wallMs).toBe(wallBackstopMs(1));
+      expect(r.wallMs).toBeLessThan(30_000);
+    },
+  );
+
+  it.skipIf(cpuSecondsOf(process.pid) === null)(
+    'without prlimit, the parent stops a busy child at its CPU-time limit by reading /proc',
+    async () => {
+      const bare = { ...containment, unshare: null, prlimit: null, cpuCap: 'poll' } as const;
+      const cmd = childCommand(bare, {
+        bundle: await bundleScript(script('loop')),
+        readPaths: [resolve(REPO, 'node_modules')],
+        writePaths: [],
+        memoryMb: 1536,
+      });
+      const exit = await runChild(cmd, { cwd: work, env: {}, wallMs: 60_000, outputBytes: 1024, pollCpuS: 1 });
+      expect(exit.killedFor).toBe('cpu');
+      expect(classify(exit, bare)).toBe('timeout');
+      expect(exit.wallMs).toBeLessThan(30_000);
+    },
+  );
 
   it('stops a child that grows the JS heap without bound (memory)', async () => {
     const r = await hostile({ script: script('heap'), input: {}, limits: { memoryMb: 1280 } });
@@ -318,7 +360,11 @@ describe('classify', () => {
   const exit = { killedFor: null, exitCode: 1, signal: null, stderrTail: '', fatal: null };
   const here = { network: 'isolated', memoryCap: 'address-space' } as const;
   it('names outcomes from the exit alone, in a fixed order', () => {
-    expect(classify({ ...exit, killedFor: 'timeout', exitCode: null, signal: 'SIGKILL' }, here)).toBe('timeout');
+    expect(classify({ ...exit, killedFor: 'wall', exitCode: null, signal: 'SIGKILL' }, here)).toBe('wall');
+    expect(classify({ ...exit, exitCode: null, signal: 'SIGXCPU' }, here)).toBe('timeout'); // the kernel's CPU limit
+    expect(classify({ ...exit, killedFor: 'cpu', exitCode: null, signal: 'SIGKILL' }, here)).toBe('timeout'); // polled
+    // with no CPU cap at all, the wall clock is the only time limit
+    expect(classify({ ...exit, killedFor: 'wall', signal: 'SIGKILL' }, { ...here, cpuCap: 'none' })).toBe('timeout');
     expect(classify({ ...exit, exitCode: 0 }, here)).toBe('ok');
     expect(classify({ ...exit, exitCode: null, signal: 'SIGKILL' }, here)).toBe('memory'); // not ours: the OOM killer
     expect(classify({ ...exit, exitCode: null, signal: 'SIGSEGV' }, here)).toBe('memory');

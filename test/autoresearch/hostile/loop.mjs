@@ -1,2 +1,2 @@
-// Spins forever: the executor must kill it at limits.wallMs (outcome 'timeout').
+// Spins forever: the executor must stop it at limits.cpuS (outcome 'timeout').
 for (;;);
