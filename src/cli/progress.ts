@@ -111,7 +111,8 @@ function progressLines(label: string, total: number, stream: NodeJS.WritableStre
 }
 
 /** A training run's progress text per iteration: the anchors' success smoothed (EMA 0.9) and the last
- *  held-out success with its 95% interval; `mark` on iterations that evaluated. */
+ *  held-out success with its 95% interval (the one before training until the first during it); `mark`
+ *  on iterations that evaluated. */
 export function trainProgressText(): (m: Partial<TrainMetrics>) => { text: string; mark: boolean } {
   let smoothed: number | null = null;
   let heldout = '';
@@ -120,9 +121,87 @@ export function trainProgressText(): (m: Partial<TrainMetrics>) => { text: strin
     const s = m['success/anchor'];
     if (typeof s === 'number') smoothed = smoothed === null ? s : 0.9 * smoothed + 0.1 * s;
     const e = m['eval/success'];
+    const e0 = m['eval_initial/success'];
     if (e !== undefined)
       heldout = `held-out ${pct(e)} [${pct(m['eval/ci_low'] ?? e)}, ${pct(m['eval/ci_high'] ?? e)}] at ${m.iteration}`;
+    else if (e0 !== undefined && !heldout)
+      heldout = `held-out ${pct(e0)} [${pct(m['eval_initial/ci_low'] ?? e0)}, ${pct(m['eval_initial/ci_high'] ?? e0)}] at 0`;
     const anchor = smoothed === null ? '' : `anchor success ${smoothed.toFixed(2)} (EMA)`;
     return { text: [anchor, heldout].filter(Boolean).join(' | '), mark: e !== undefined };
+  };
+}
+
+type BudgetTick = (m: Partial<TrainMetrics> & { iteration: number }, elapsedS: number) => void;
+
+/** Progress of training that a wall-clock budget stops (npm start), not an iteration count: iterations
+ *  done, iterations per second, elapsed, time left of the budget, then trainProgressText's text. A bar
+ *  over the budget on a terminal; plain lines in a log (the first, evaluations, one per interval, the
+ *  last). */
+export function budgetProgress(budgetS: number, o: ProgressOptions = {}): { tick: BudgetTick; stop(): void } {
+  const stream = o.stream ?? process.stderr;
+  const text = trainProgressText();
+  if (o.quiet) return { tick() {}, stop() {} };
+  const fields = (iterations: number, elapsedS: number, extra: string) => ({
+    done: `${iterations} iteration${iterations === 1 ? '' : 's'}`,
+    rate: `${(iterations / Math.max(elapsedS, 1e-9)).toFixed(2)} it/s`,
+    elapsed: clockText(elapsedS),
+    left: clockText(Math.max(0, budgetS - elapsedS)),
+    extra,
+  });
+  if (stream.isTTY) {
+    const bar = budgetBar(stream, budgetS, fields(0, 0, ''));
+    return {
+      tick: (m, elapsedS) => bar.update(Math.min(elapsedS, budgetS), fields(m.iteration, elapsedS, text(m).text)),
+      stop: bar.stop,
+    };
+  }
+  const show = (f: ReturnType<typeof fields>) =>
+    `train ${f.done} | ${f.rate} | elapsed ${f.elapsed} | left ${f.left}${f.extra ? ` | ${f.extra}` : ''}\n`;
+  const everyS = o.progressEvery ?? 10;
+  let last: ReturnType<typeof fields> | null = null;
+  let printedAt = Number.NEGATIVE_INFINITY;
+  let printed = true;
+  return {
+    tick(m, elapsedS) {
+      const t = text(m);
+      const first = last === null;
+      last = fields(m.iteration, elapsedS, t.text);
+      printed = first || t.mark || elapsedS - printedAt >= everyS;
+      if (!printed) return;
+      stream.write(show(last));
+      printedAt = elapsedS;
+    },
+    stop() {
+      if (last && !printed) stream.write(show(last));
+      printed = true;
+    },
+  };
+}
+
+/** The terminal bar of budgetProgress: filled by the budget's elapsed share; Ctrl-C stops it. */
+function budgetBar(stream: NodeJS.WritableStream, budgetS: number, start: object) {
+  const bar = new cliProgress.SingleBar(
+    {
+      format: 'train [{bar}] {done} | {rate} | elapsed {elapsed} | left {left} | {extra}',
+      stream,
+      hideCursor: true,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(Math.max(1, budgetS), 0, start);
+  let active = true;
+  const stop = () => {
+    if (!active) return;
+    active = false;
+    unregister();
+    bar.stop();
+  };
+  const unregister = onInterrupt(stop);
+  return {
+    update: (value: number, payload: object) => {
+      if (active) bar.update(value, payload);
+    },
+    stop,
   };
 }

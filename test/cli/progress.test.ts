@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clockText, progressBar, trainProgressText } from '../../src/cli/progress.ts';
+import { budgetProgress, clockText, progressBar, trainProgressText } from '../../src/cli/progress.ts';
 import { wmrlProcess } from './helpers.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-progress-'));
@@ -70,6 +70,38 @@ describe('progress without a terminal', () => {
     );
   });
 
+  it('a budget-stopped run (npm start) shows iterations, it/s, elapsed, time left and held-out success', () => {
+    const log = logStream();
+    const bar = budgetProgress(600, { stream: log.stream, progressEvery: 30 });
+    const held = { 'eval_initial/success': 0.3, 'eval_initial/ci_low': 0.2, 'eval_initial/ci_high': 0.4 };
+    bar.tick({ iteration: 1, 'success/anchor': 1, ...held }, 2);
+    for (let i = 2; i <= 8; i++) bar.tick({ iteration: i, 'success/anchor': 1 }, 2 * i); // within 30 s: none
+    bar.tick({ iteration: 9, 'eval/success': 0.5, 'eval/ci_low': 0.4, 'eval/ci_high': 0.6 }, 18); // marked
+    bar.tick({ iteration: 10 }, 20);
+    bar.stop();
+    expect(log.lines()).toEqual([
+      'train 1 iteration | 0.50 it/s | elapsed 0:02 | left 9:58 | anchor success 1.00 (EMA) | held-out 30.0% [20.0%, 40.0%] at 0',
+      'train 9 iterations | 0.50 it/s | elapsed 0:18 | left 9:42 | anchor success 1.00 (EMA) | held-out 50.0% [40.0%, 60.0%] at 9',
+      'train 10 iterations | 0.50 it/s | elapsed 0:20 | left 9:40 | anchor success 1.00 (EMA) | held-out 50.0% [40.0%, 60.0%] at 9',
+    ]);
+    const quiet = logStream();
+    const q = budgetProgress(600, { stream: quiet.stream, quiet: true });
+    q.tick({ iteration: 1 }, 1);
+    q.stop();
+    expect(quiet.lines()).toEqual([]);
+  });
+
+  it('on a terminal the budget bar shows the same fields and no seconds-of-budget counts', () => {
+    const tty = logStream();
+    Object.assign(tty.stream, { isTTY: true, columns: 200 });
+    const bar = budgetProgress(600, { stream: tty.stream });
+    bar.tick({ iteration: 8, 'eval_initial/success': 0.3 }, 16);
+    bar.stop();
+    const text = tty.lines().join('\n');
+    expect(text).toMatch(/train \[.*\] 8 iterations \| 0\.50 it\/s \| elapsed 0:16 \| left 9:44 \| held-out 30\.0%/);
+    expect(text).not.toMatch(/\d+\/600|seconds of budget/);
+  });
+
   it('wmrl train writing to a log prints i/N lines with the held-out success; --quiet prints none; evaluating changes no result', {
     timeout: 180_000,
   }, async () => {
@@ -79,7 +111,10 @@ describe('progress without a terminal', () => {
     const r = await wmrlProcess(process.cwd(), ...args, '--out', join(tmp, 'run'), '--iterations', '4');
     expect(r.code).toBe(0);
     const lines = r.stderr.split('\n').filter((l) => l.startsWith('train '));
-    expect(lines[0]).toMatch(/^train 1\/4 \(25%\) \| .* \| anchor success \d\.\d\d \(EMA\)$/);
+    // the first line has the held-out success before training
+    expect(lines[0]).toMatch(
+      /^train 1\/4 \(25%\) \| .* \| anchor success \d\.\d\d \(EMA\) \| held-out \d+\.\d% \[.*\] at 0$/,
+    );
     expect(lines.some((l) => /^train 2\/4 .* held-out \d+\.\d% \[\d+\.\d%, \d+\.\d%\] at 2$/.test(l))).toBe(true);
     expect(lines.at(-1)).toMatch(/^train 4\/4 \(100%\) .* left 0:00 /);
     const off = join(tmp, 'off.json');

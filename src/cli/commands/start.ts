@@ -7,7 +7,7 @@ import { withFolderLock } from '../../store/index.ts';
 import { MODES, PRESETS, resolveConfig } from '../../trainer/index.ts';
 import { cooperate, interrupted } from '../interrupt.ts';
 import { intFlag, parseOptions, printJson, requireFile, seedFlag } from '../options.ts';
-import { ProgressFlags, addProgressFlags, progressBar, trainProgressText } from '../progress.ts';
+import { ProgressFlags, addProgressFlags, budgetProgress } from '../progress.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
 import { ServeFlags, addServeFlags, startViewer } from '../serve.ts';
 import { dirname } from 'node:path';
@@ -79,9 +79,7 @@ export function registerStart(program: Command): void {
     if (viewer) console.error(`wmrl viewer (live training): ${viewer.url}`);
     say(`wmrl: ${cfg.mode} post-training of ${o.policy} on ${tasks.join(', ')} for at most ${o.minutes} minutes`);
     const release = cooperate();
-    let bar: ReturnType<typeof progressBar> | null = null;
-    let shown = 0;
-    const progress = trainProgressText();
+    let bar: ReturnType<typeof budgetProgress> | null = null;
     try {
       const result = await withFolderLock(out, '--out', () =>
         runMainJob({
@@ -102,17 +100,13 @@ export function registerStart(program: Command): void {
             ...(o.scene ? ['--scene', o.scene] : []),
           ],
           onIteration: (m, elapsedS, budgetS) => {
-            // counted in seconds of the training budget: the iteration count is what the budget allows
-            bar ??= progressBar('train (seconds of budget)', Math.max(1, Math.round(budgetS)), o);
-            const now = Math.min(Math.round(budgetS), Math.round(elapsedS));
-            const p = progress(m);
-            const rate = `${(m.iteration / Math.max(elapsedS, 1e-9)).toFixed(2)} it/s`;
-            bar.tick(now - shown, `iteration ${m.iteration} (${rate})${p.text ? ` | ${p.text}` : ''}`, p.mark);
-            shown = now;
+            // the budget, not an iteration count, ends training: iterations done and time left
+            bar ??= budgetProgress(budgetS, o);
+            bar.tick(m, elapsedS);
           },
         }),
       );
-      (bar as ReturnType<typeof progressBar> | null)?.stop();
+      (bar as ReturnType<typeof budgetProgress> | null)?.stop();
       const d = result.report.paired!.overall;
       if (o.json)
         return printJson({
@@ -133,7 +127,7 @@ export function registerStart(program: Command): void {
       );
       console.log(`reproduce the policy bit for bit: ${result.reproduce}`);
     } finally {
-      (bar as ReturnType<typeof progressBar> | null)?.stop();
+      (bar as ReturnType<typeof budgetProgress> | null)?.stop();
       release();
       await viewer?.close();
     }
