@@ -33,9 +33,10 @@ export interface EvalReport {
   reward: {
     /** mean(r_wm - r_env) per transition; r_wm = ensemble-mean verifier reward. */
     bias: number;
-    rank_corr: number;
+    /** Spearman's; null where either side is constant. */
+    rank_corr: number | null;
     progress_bias: number;
-    progress_rank_corr: number;
+    progress_rank_corr: number | null;
     /** P(world model says success | physics does not), per transition (1-step from real states). */
     hallucinated_success_rate: number;
     missed_success_rate: number;
