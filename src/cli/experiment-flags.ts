@@ -20,9 +20,15 @@ export const ExperimentFlags = ProgressFlags.extend({
   worldModel: z.string(),
   scene: z.string().optional(),
   json: z.boolean().optional(),
+  allowCodeChange: z.boolean().optional(),
 });
 
-/** --runs, --report (their defaults), --policy, --world-model, --scene and --json. */
+/** What --allow-code-change says in every study's help. */
+export const ALLOW_CODE_CHANGE_HELP =
+  'keep (and resume) runs that other code made (the source hash in their stamps differs from this ' +
+  "code's, see wmrl version); without it such a run is refused, naming both versions";
+
+/** --runs, --report (their defaults), --policy, --world-model, --scene, --json and --allow-code-change. */
 export function addExperimentFlags(cmd: Command, o: { runs: string; report: string; reportFiles: string }): Command {
   return cmd
     .option('--runs <dir>', 'folder of the run folders and cached evaluations', o.runs)
@@ -30,7 +36,8 @@ export function addExperimentFlags(cmd: Command, o: { runs: string; report: stri
     .option('--policy <file>', 'the base policy', 'models/vla-base.onnx')
     .option('--world-model <file>', 'the world model', 'models/wm-base.onnx')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
-    .option('--json', 'print the report as one JSON object on stdout');
+    .option('--json', 'print the report as one JSON object on stdout')
+    .option('--allow-code-change', ALLOW_CODE_CHANGE_HELP);
 }
 
 /** The experiment's log: lines on stderr with the time of day (none with --json or --quiet). */
@@ -49,6 +56,7 @@ export const experimentPaths = (o: z.infer<typeof ExperimentFlags>): SpeedupPath
   scene: o.scene,
   bin: WMRL_BIN,
   trainArgs: o.progressEvery ? ['--progress-every', String(o.progressEvery)] : [],
+  allowCodeChange: o.allowCodeChange,
 });
 
 /** The flags of a study of rows on seeds (`experiment corrections`, `experiment research`). */

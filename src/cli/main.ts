@@ -20,6 +20,7 @@ import { registerStart } from './commands/start.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerResearch } from './commands/research.ts';
 import { registerWorker } from './commands/worker.ts';
+import { registerVersion } from './commands/version.ts';
 
 export function buildProgram(): Command {
   const program = new Command('wmrl')
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerResearch(program);
   registerEval(program);
   registerWorker(program);
+  registerVersion(program);
   return program;
 }
 

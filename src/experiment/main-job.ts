@@ -15,7 +15,7 @@ import {
 } from '../eval/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
-import { commitFiles } from '../store/index.ts';
+import { codeVersion, commitFiles } from '../store/index.ts';
 import { type TrainConfig, train } from '../trainer/index.ts';
 import { heldoutResult, tabletopTrainSetup } from './tabletop.ts';
 
@@ -75,7 +75,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
   commitFiles([
     {
       path: join(o.out, 'setup.json'),
-      data: `${JSON.stringify({ policy: o.policy, worldModel: o.worldModel, task: o.tasks.join(','), trainBudgetS }, null, 2)}\n`,
+      data: `${JSON.stringify({ policy: o.policy, worldModel: o.worldModel, task: o.tasks.join(','), trainBudgetS, code: codeVersion() }, null, 2)}\n`,
     },
   ]);
   log(`${o.cfg.mode} post-training for ${(trainBudgetS / 60).toFixed(1)} minutes in ${o.out}`);

@@ -147,20 +147,22 @@ export const readAgentEval = (cache: string, agent: string, o: { episodes: numbe
 /** A run's record: run.json in its folder. */
 export const runRecord = (runs: string, run: StudyRun<unknown>) => join(runs, run.name, 'run.json');
 
-/** The in-process runner: a run whose record matches is kept; a record of other settings is an
- *  InputError; otherwise the run trains from its first iteration and `finish` makes its record. An
- *  aborted signal stops it after the current iteration, with no record (it starts over next time). */
+/** The in-process runner: a run whose record matches is kept; a record of other settings (or, unless
+ *  `allowCodeChange`, made by other code) is an InputError; otherwise the run trains from its first
+ *  iteration and `finish` makes its record. An aborted signal stops it after the current iteration, with
+ *  no record (it starts over next time). */
 export function researchRunner<S extends z.ZodType>(o: {
   runs: string;
   base: string;
   executor: Executor;
   schema: S;
+  allowCodeChange?: boolean;
   keep?: (iteration: number, run: StudyRun<ResearchSpec>) => boolean;
   finish: (run: StudyRun<ResearchSpec>, t: Trained, dir: string) => Promise<z.output<S>>;
 }): Runner<ResearchSpec> & { finished(run: StudyRun<ResearchSpec>, strict: boolean): z.output<S> | null } {
   const record = (run: StudyRun<ResearchSpec>) => runRecord(o.runs, run);
   const finished = (run: StudyRun<ResearchSpec>, strict: boolean) =>
-    readFinished(record(run), run.spec, o.schema, strict);
+    readFinished(record(run), run.spec, o.schema, strict, o.allowCodeChange);
   return {
     finished,
     async train(run, log, signal) {

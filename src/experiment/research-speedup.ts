@@ -87,7 +87,12 @@ const point = (
   perTask,
 });
 
-export async function runResearchSpeedup(c: ResearchSpeedupConfig, runs: string, log: (s: string) => void) {
+export async function runResearchSpeedup(
+  c: ResearchSpeedupConfig,
+  runs: string,
+  log: (s: string) => void,
+  o: { allowCodeChange?: boolean } = {},
+) {
   mkdirSync(runs, { recursive: true });
   const executor = new Executor({ concurrency: 2 });
   const curveEval = { episodes: c.episodes, seed: c.seed, executor };
@@ -99,6 +104,7 @@ export async function runResearchSpeedup(c: ResearchSpeedupConfig, runs: string,
     base: RESEARCH_BASE_AGENT,
     executor,
     schema: ModeRunSchema,
+    allowCodeChange: o.allowCodeChange,
     keep: (it, run) => it % c.evalEvery === 0 || it === run.spec.iterations,
     finish: async (run, t) => {
       const curve: ResearchCurvePoint[] = [];

@@ -69,11 +69,12 @@ export const studyRun = (s: ResearchStudy, row: ResearchRow, seed: number) =>
   );
 const basePath = (runs: string, seed: number) => join(runs, `base-s${seed}.json`);
 
-const runnerOf = (s: ResearchStudy, runs: string, executor: Executor) =>
+const runnerOf = (s: ResearchStudy, runs: string, executor: Executor, allowCodeChange?: boolean) =>
   researchRunner({
     runs,
     base: s.base,
     executor,
+    allowCodeChange,
     schema: RunValueSchema,
     finish: async (run, t, dir) => {
       const final = await evaluateAgent(join(dir, 'policy.onnx'), {
@@ -91,13 +92,20 @@ export async function runResearchStudy(
   s: ResearchStudy,
   runs: string,
   executor: Executor,
-  o: { only?: string[]; seeds?: number[]; train?: boolean; log?: (line: string) => void } = {},
+  o: {
+    only?: string[];
+    seeds?: number[];
+    train?: boolean;
+    log?: (line: string) => void;
+    /** Keep finished runs that other code made (else they are refused). */
+    allowCodeChange?: boolean;
+  } = {},
 ) {
   const log = o.log ?? (() => {});
   const { seeds: _s, rows: _r, ...shared } = s;
   stampStudy(runs, { ...shared, base: modelHash(s.base, 'base'), heldout: HELDOUT_RESEARCH_TASKS }, s.rows);
   const rows = o.train === false ? [] : s.rows.filter((r) => !o.only || o.only.includes(r.name));
-  const runner = runnerOf(s, runs, executor);
+  const runner = runnerOf(s, runs, executor, o.allowCodeChange);
   for (const seed of o.seeds ?? s.seeds) {
     if (!rows.length) break;
     const base = await evalAgentCached(basePath(runs, seed), s.base, { episodes: s.finalEpisodes, seed, executor });
@@ -108,14 +116,14 @@ export async function runResearchStudy(
       log(`${run.name}: held-out test position ${meanPosition(runner.finished(run, true)!.final).toFixed(3)}`);
     }
   }
-  return researchStudyReport(s, runs);
+  return researchStudyReport(s, runs, o);
 }
 
 /** The row's runs whose record matches and whose seed's base evaluation is cached. */
-function finishedRuns(s: ResearchStudy, runs: string, row: ResearchRow) {
+function finishedRuns(s: ResearchStudy, runs: string, row: ResearchRow, allowCodeChange?: boolean) {
   return s.seeds.flatMap((seed) => {
     const run = studyRun(s, row, seed);
-    const done = readFinished(runRecord(runs, run), run.spec, RunValueSchema, false);
+    const done = readFinished(runRecord(runs, run), run.spec, RunValueSchema, false, allowCodeChange);
     const base = done && readAgentEval(basePath(runs, seed), s.base, { episodes: s.finalEpisodes, seed });
     if (!done || !base) return [];
     return [{ seed, ...done, base, metrics: readMetrics(join(runs, run.name)) }];
@@ -125,8 +133,8 @@ type Finished = ReturnType<typeof finishedRuns>[number];
 
 /** The study's table: each row's finished runs, between seeds, against its seed's base and the rows it is
  *  paired with (same seeds). */
-export function researchStudyReport(s: ResearchStudy, runs: string) {
-  const done = new Map(s.rows.map((r) => [r.name, finishedRuns(s, runs, r)]));
+export function researchStudyReport(s: ResearchStudy, runs: string, o: { allowCodeChange?: boolean } = {}) {
+  const done = new Map(s.rows.map((r) => [r.name, finishedRuns(s, runs, r, o.allowCodeChange)]));
   const rows = s.rows.map((row) => {
     const mine = done.get(row.name)!;
     const vsBase = (r: Finished) => paired(positions(r.final), positions(r.base), `${row.name}-s${r.seed} vs the base`);

@@ -38,6 +38,8 @@ export interface ChildPaths {
   bin: string;
   /** Extra flags of every `wmrl train` child (--progress-every). */
   trainArgs?: string[];
+  /** Keep (and resume) runs that other code made, instead of refusing them (the child gets the flag too). */
+  allowCodeChange?: boolean;
 }
 
 /** What decides a tabletop run's result: its trainer settings and the hashes of its inputs. */
@@ -92,7 +94,8 @@ const stampPath = (p: ChildPaths, run: TabletopRun) => join(p.runs, `${run.name}
 /** A finished run's metrics: its stamp matches, it ran every iteration and wrote its policy; else null. */
 export function finishedMetrics(p: ChildPaths, run: TabletopRun): MetricLine[] | null {
   const dir = join(p.runs, run.name);
-  if (stampState(stampPath(p, run), run) !== 'same' || !existsSync(join(dir, 'policy.onnx'))) return null;
+  if (stampState(stampPath(p, run), run, p.allowCodeChange) !== 'same' || !existsSync(join(dir, 'policy.onnx')))
+    return null;
   const metrics = readMetrics(dir);
   return metrics.length >= run.spec.iterations ? metrics : null;
 }
@@ -101,7 +104,7 @@ export function finishedMetrics(p: ChildPaths, run: TabletopRun): MetricLine[] |
 export const childRunner = (p: ChildPaths): Runner<TabletopSpec> => ({
   train: (run, log, signal) => {
     const dir = join(p.runs, run.name);
-    const stamped = checkStamp(stampPath(p, run), run);
+    const stamped = checkStamp(stampPath(p, run), run, p.allowCodeChange);
     if (!stamped && existsSync(dir))
       throw new InputError(
         `${dir}: ${runLabel(run)} has no stamp (${run.name}.stamp.json: made before run stamps?); ` +
@@ -140,7 +143,8 @@ function spawnTrain(
   signal?: AbortSignal,
 ): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [p.bin, ...args, ...(p.trainArgs ?? []), '--json'], {
+    const allow = p.allowCodeChange ? ['--allow-code-change'] : [];
+    const child = spawn(process.execPath, [p.bin, ...args, ...(p.trainArgs ?? []), ...allow, '--json'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const stop = () => child.kill('SIGINT');

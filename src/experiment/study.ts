@@ -10,7 +10,15 @@ import { InputError } from '../core/errors.ts';
 import { readInputFile, readInputJson } from '../core/input-file.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { sidecarPath } from '../nn/modelfile.ts';
-import { commitFiles, runKeyDiff, sha256Hex } from '../store/index.ts';
+import {
+  CodeVersionSchema,
+  codeMismatch,
+  codeVersion,
+  commitFiles,
+  runKeyDiff,
+  sameCode,
+  sha256Hex,
+} from '../store/index.ts';
 import { MODES, type Mode } from '../trainer/index.ts';
 
 export const StudyRowSchema = z
@@ -72,30 +80,50 @@ export interface Runner<S> {
 export const runLabel = (r: Pick<StudyRun, 'name' | 'row' | 'seed' | 'mode'>) =>
   `run ${r.name} (row ${r.row}, seed ${r.seed}, mode ${r.mode})`;
 
-const StampFileSchema = z.object({ format: z.literal('wmrl-run-stamp/1'), stamp: z.string(), spec: z.unknown() });
+const StampFileSchema = z.object({
+  format: z.literal('wmrl-run-stamp/1'),
+  stamp: z.string(),
+  spec: z.unknown(),
+  /** The code version the run was started by (absent: a stamp written before code versions). */
+  code: CodeVersionSchema.optional(),
+});
 
-/** A run's stamp file against `run.spec`: none, the same, or the fields that differ. */
-export function stampState(path: string, run: StudyRun<unknown>): 'none' | 'same' | { differs: string[] } {
+/** A run's stamp file against `run.spec` and this code: none, the same, the fields that differ, or (same
+ *  settings) the message naming the code that made it. `allowCodeChange`: other code counts as the same. */
+export function stampState(
+  path: string,
+  run: StudyRun<unknown>,
+  allowCodeChange = false,
+): 'none' | 'same' | { differs: string[] } | { code: string } {
   if (!existsSync(path)) return 'none';
   const saved = readInputJson(path, StampFileSchema, 'run stamp');
-  if (saved.stamp === stampOf(run.spec)) return 'same';
-  return { differs: runKeyDiff(saved.spec, run.spec).map((d) => d.key) };
+  if (saved.stamp !== stampOf(run.spec)) return { differs: runKeyDiff(saved.spec, run.spec).map((d) => d.key) };
+  if (allowCodeChange || sameCode(saved.code, codeVersion())) return 'same';
+  return {
+    code: codeMismatch(
+      `${path}: ${runLabel(run)}`,
+      saved.code,
+      'refused; delete the run to train it again with this code, or pass --allow-code-change to keep it ' +
+        '(and resume it) as it is',
+    ),
+  };
 }
 
 /** Before training: true when the run's stamp matches, false when it has none; a stamp of other
- *  settings is an InputError naming the file and the fields that differ. */
-export function checkStamp(path: string, run: StudyRun<unknown>): boolean {
-  const state = stampState(path, run);
+ *  settings (or, unless allowed, of other code) is an InputError naming the file and what differs. */
+export function checkStamp(path: string, run: StudyRun<unknown>, allowCodeChange = false): boolean {
+  const state = stampState(path, run, allowCodeChange);
   if (typeof state === 'string') return state === 'same';
+  if ('code' in state) throw new InputError(state.code);
   throw new InputError(
     `${path}: ${runLabel(run)} was made with other settings (${state.differs.join(', ') || 'stamp'}); ` +
       'use another --runs folder, rename the row or delete the run',
   );
 }
 
-/** Writes the stamp file of a run (before it starts). */
+/** Writes the stamp file of a run (before it starts), with this process's code version. */
 export function writeStamp(path: string, run: StudyRun<unknown>): void {
-  const data = { format: 'wmrl-run-stamp/1', stamp: stampOf(run.spec), spec: run.spec };
+  const data = { format: 'wmrl-run-stamp/1', stamp: stampOf(run.spec), spec: run.spec, code: codeVersion() };
   commitFiles([{ path, data: `${JSON.stringify(data, null, 2)}\n` }]);
 }
 

@@ -5,3 +5,4 @@ export * from './commit.ts';
 export * from './lock.ts';
 export * from './paths.ts';
 export * from './run.ts';
+export * from './code-version.ts';

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CodeVersionSchema } from '../../src/store/index.ts';
 import { spawnWmrl, wmrlProcess } from './helpers.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'wmrl-train-cli-'));
@@ -64,6 +65,33 @@ describe('wmrl train (tabletop, smoke preset)', () => {
     expect(m.every((x) => x['refresh/transitions'] <= 120)).toBe(true);
     expect(lines(cut)).toEqual(m);
     expect(readFileSync(join(cut, 'policy.onnx')).equals(readFileSync(join(whole, 'policy.onnx')))).toBe(true);
+  });
+
+  it('--resume of a run other code made exits 2 naming setup.json $.code and both versions; --allow-code-change continues and records it', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = join(tmp, 'code');
+    expect((await wmrlProcess(ROOT, ...SMOKE, '--iterations', '1', '--out', dir)).code).toBe(0);
+    const setupPath = join(dir, 'setup.json');
+    const setup = JSON.parse(readFileSync(setupPath, 'utf8'));
+    // (the children's versions, not this process's: the tree may change between them where others edit it)
+    expect(setup.code).toMatchObject({ source: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    writeFileSync(setupPath, JSON.stringify({ ...setup, code: { ...setup.code, source: 'f00d'.repeat(16) } }));
+    const refused = await wmrlProcess(ROOT, 'train', '--resume', dir, '--iterations', '2');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /setup\.json: \$\.code: the run was made by source f00df00df00d .*; this is source [0-9a-f]{12} .*--allow-code-change/,
+    );
+    const { code: _, ...old } = setup; // a run folder from before code versions
+    writeFileSync(setupPath, JSON.stringify(old));
+    const unknown = await wmrlProcess(ROOT, 'train', '--resume', dir, '--iterations', '2');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/\$\.code: the run was made by unknown code/);
+    const allowed = await wmrlProcess(ROOT, 'train', '--resume', dir, '--iterations', '2', '--allow-code-change');
+    expect(allowed.code, allowed.stderr).toBe(0);
+    const after = JSON.parse(readFileSync(setupPath, 'utf8'));
+    expect(after.resumedWith).toEqual([CodeVersionSchema.parse(after.resumedWith[0])]);
+    expect(after.resumedWith[0].source).not.toBe('f00d'.repeat(16));
   });
 
   it('a config file with a wrong field exits 2 naming the field', async () => {

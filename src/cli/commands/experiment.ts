@@ -41,7 +41,7 @@ async function researchSuite(o: z.infer<typeof SpeedupOptions>, raw: Record<stri
   const runs = raw.runs === 'runs/speedup' ? 'runs/research-speedup' : o.runs;
   const reportDir = raw.report === 'docs/speedup' ? 'docs/autoresearch' : o.report;
   const log = experimentLog(o);
-  const report = await withFolderLock(runs, '--runs', () => runResearchSpeedup(parsed.data, runs, log));
+  const report = await withFolderLock(runs, '--runs', () => runResearchSpeedup(parsed.data, runs, log, o));
   const files = writeResearchReport(
     reportDir,
     report,

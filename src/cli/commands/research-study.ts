@@ -10,7 +10,7 @@ import {
   writeResearchStudyReport,
 } from '../../experiment/index.ts';
 import { withFolderLock } from '../../store/index.ts';
-import { StudyFlags, addStudyFlags, experimentLog, readStudy } from '../experiment-flags.ts';
+import { ALLOW_CODE_CHANGE_HELP, StudyFlags, addStudyFlags, experimentLog, readStudy } from '../experiment-flags.ts';
 import { parseOptions, printJson, requireFile } from '../options.ts';
 import { ProgressFlags, addProgressFlags } from '../progress.ts';
 
@@ -18,6 +18,7 @@ const Options = ProgressFlags.merge(StudyFlags).extend({
   runs: z.string(),
   report: z.string(),
   json: z.boolean().optional(),
+  allowCodeChange: z.boolean().optional(),
 });
 
 export function registerResearchStudy(experiment: Command): void {
@@ -34,6 +35,7 @@ export function registerResearchStudy(experiment: Command): void {
     .option('--runs <dir>', 'folder of the run folders and cached evaluations', 'runs/research')
     .option('--report <dir>', 'where report.json, table.md and index.html go', 'docs/autoresearch/study')
     .option('--json', 'print the report as one JSON object on stdout')
+    .option('--allow-code-change', ALLOW_CODE_CHANGE_HELP)
     .action(async (raw) => {
       const o = parseOptions(Options, raw);
       const study = readStudy(o, ResearchStudySchema);
@@ -44,6 +46,7 @@ export function registerResearchStudy(experiment: Command): void {
           seeds: o.seeds,
           train: o.train,
           log: experimentLog(o),
+          allowCodeChange: o.allowCodeChange,
         }),
       );
       const command = `wmrl experiment research ${process.argv.slice(4).join(' ')}`.trim();

@@ -1,10 +1,18 @@
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
 import { readInputJson } from '../../core/input-file.ts';
 import type { TrainMetrics } from '../../core/metrics.ts';
 import { loadPolicy } from '../../policy/model.ts';
-import { commitFiles, withFolderLock } from '../../store/index.ts';
+import {
+  CodeVersionSchema,
+  codeMismatch,
+  codeVersion,
+  commitFiles,
+  sameCode,
+  withFolderLock,
+} from '../../store/index.ts';
 import { MODES, PRESETS, TrainConfigSchema, resolveConfig, train, type TrainConfig } from '../../trainer/index.ts';
 import { tabletopTrainSetup } from '../../experiment/index.ts';
 import { QueueTransport } from '../../transport/index.ts';
@@ -29,23 +37,44 @@ const TrainOptions = ServeFlags.extend(ProgressFlags.shape).extend({
   json: z.boolean().optional(),
   redis: z.string().min(1).optional(),
   remote: z.enum(['anchors', 'all']),
+  allowCodeChange: z.boolean().optional(),
 });
 type Opts = z.infer<typeof TrainOptions>;
 
-/** What the run folder needs besides the trainer config to be resumed: the files and tasks it trains on. */
+/** What the run folder needs besides the trainer config to be resumed: the files and tasks it trains on,
+ *  and the code version it was started by (and, per allowed resume with other code, that code's). */
 const SetupFileSchema = z.object({
   policy: z.string(),
   worldModel: z.string(),
   task: z.string(),
   scene: z.string().optional(),
+  code: CodeVersionSchema.optional(),
+  resumedWith: z.array(CodeVersionSchema).optional(),
 });
 type SetupFile = z.infer<typeof SetupFileSchema>;
+
+/** A resume by other code than the run's last: refused (exit 2, naming setup.json's $.code and both
+ *  versions) unless allowed, then recorded in setup.json's resumedWith. */
+function checkResumeCode(dir: string, setup: SetupFile, allow: boolean): { setup: SetupFile; changed: boolean } {
+  const last = setup.resumedWith?.at(-1) ?? setup.code;
+  if (sameCode(last, codeVersion())) return { setup, changed: false };
+  if (!allow)
+    throw new InputError(
+      codeMismatch(
+        `${join(dir, 'setup.json')}: $.code: the run`,
+        last,
+        '--resume refuses to continue it (its results would mix two versions of the code); ' +
+          'pass --allow-code-change to continue anyway (setup.json records the change)',
+      ),
+    );
+  return { setup: { ...setup, resumedWith: [...(setup.resumedWith ?? []), codeVersion()] }, changed: true };
+}
 
 /** Iterations between held-out evaluations for about 15 of them in a run of `iterations`. */
 const evalEveryFor = (iterations: number): number => Math.max(1, Math.round(iterations / 15));
 
 /** A new run: preset, then --config file, then flags. A resumed one: its own config, --iterations may grow. */
-function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; resume: boolean } {
+function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; resume: boolean; writeSetup: boolean } {
   if (o.resume) {
     const dir = o.resume;
     const saved = readInputJson(
@@ -53,8 +82,10 @@ function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; re
       z.object({ config: TrainConfigSchema }),
       'train config (is --resume a run folder of wmrl train?)',
     );
-    const setup = readInputJson(join(dir, 'setup.json'), SetupFileSchema, 'train setup');
-    return { dir, cfg: { ...saved.config, iterations: o.iterations ?? saved.config.iterations }, setup, resume: true };
+    const onDisk = readInputJson(join(dir, 'setup.json'), SetupFileSchema, 'train setup');
+    const { setup, changed } = checkResumeCode(dir, onDisk, !!o.allowCodeChange);
+    const cfg = { ...saved.config, iterations: o.iterations ?? saved.config.iterations };
+    return { dir, cfg, setup, resume: true, writeSetup: changed };
   }
   if (!o.out) throw new UsageError('--out: required (or --resume DIR)');
   const file = o.config ? readInputJson(o.config, z.record(z.string(), z.unknown()), 'train config') : {};
@@ -71,8 +102,9 @@ function runPlan(o: Opts): { dir: string; cfg: TrainConfig; setup: SetupFile; re
   return {
     dir: o.out,
     cfg: resolveConfig(o.preset, file, { ...flags, ...heldout }),
-    setup: { policy: o.policy, worldModel: o.worldModel, task: o.task, scene: o.scene },
+    setup: { policy: o.policy, worldModel: o.worldModel, task: o.task, scene: o.scene, code: codeVersion() },
     resume: false,
+    writeSetup: true,
   };
 }
 
@@ -93,7 +125,15 @@ export function registerTrain(program: Command): void {
       'default',
     )
     .option('--config <file>', 'JSON file of config fields (flags override it)')
-    .option('--resume <dir>', 'continue a run folder exactly where its checkpoint stopped')
+    .option(
+      '--resume <dir>',
+      'continue a run folder exactly where its checkpoint stopped (refused when the code differs from the ' +
+        "code that made the run: setup.json's source hash, see wmrl version)",
+    )
+    .option(
+      '--allow-code-change',
+      'with --resume: continue a run that other code made (setup.json records each version it ran under)',
+    )
     .option('--task <id>', 'task id or all', 'all')
     .option('--policy <file>', 'the policy to post-train (also the KL reference)', 'models/vla-base.onnx')
     .option('--world-model <file>', 'world-model file (modes other than real)', 'models/wm-base.onnx')
@@ -150,7 +190,7 @@ export function registerTrain(program: Command): void {
       const transport = opts.redis
         ? await QueueTransport.open(opts.redis, { log: (line) => console.error(`wmrl train: ${line}`) })
         : undefined;
-      if (!plan.resume)
+      if (plan.writeSetup)
         commitFiles([{ path: join(plan.dir, 'setup.json'), data: `${JSON.stringify(plan.setup, null, 2)}\n` }]);
       const bar = progressBar('train', plan.cfg.iterations, opts);
       const progress = trainProgressText();
