@@ -41,16 +41,24 @@ export function progressBar(label: string, total: number, o: ProgressOptions = {
   const stream = o.stream ?? process.stderr;
   if (o.quiet) return { tick() {}, stop() {} };
   if (!stream.isTTY) return progressLines(label, total, stream, o.progressEvery ?? 10);
-  const bar = new cliProgress.SingleBar(
+  const bar = terminalBar(
+    stream,
+    `${label} [{bar}] {value}/{total} {percentage}% | eta {eta_formatted} | {extra}`,
+    total,
     {
-      format: `${label} [{bar}] {value}/{total} {percentage}% | eta {eta_formatted} | {extra}`,
-      stream,
-      hideCursor: true,
-      clearOnComplete: false,
+      extra: '',
     },
+  );
+  return { tick: (n = 1, extra = '') => bar.increment(n, { extra }), stop: bar.stop };
+}
+
+/** A cli-progress bar on a terminal, stopped once by stop() or Ctrl-C; later updates are ignored. */
+function terminalBar(stream: NodeJS.WritableStream, format: string, total: number, payload: object) {
+  const bar = new cliProgress.SingleBar(
+    { format, stream, hideCursor: true, clearOnComplete: false },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(total, 0, { extra: '' });
+  bar.start(total, 0, payload);
   let active = true;
   const stop = () => {
     if (!active) return;
@@ -60,8 +68,11 @@ export function progressBar(label: string, total: number, o: ProgressOptions = {
   };
   const unregister = onInterrupt(stop);
   return {
-    tick: (n = 1, extra = '') => {
-      if (active) bar.increment(n, { extra });
+    increment: (n: number, p: object) => {
+      if (active) bar.increment(n, p);
+    },
+    update: (value: number, p: object) => {
+      if (active) bar.update(value, p);
     },
     stop,
   };
@@ -149,7 +160,8 @@ export function budgetProgress(budgetS: number, o: ProgressOptions = {}): { tick
     extra,
   });
   if (stream.isTTY) {
-    const bar = budgetBar(stream, budgetS, fields(0, 0, ''));
+    const format = 'train [{bar}] {done} | {rate} | elapsed {elapsed} | left {left} | {extra}';
+    const bar = terminalBar(stream, format, Math.max(1, budgetS), fields(0, 0, ''));
     return {
       tick: (m, elapsedS) => bar.update(Math.min(elapsedS, budgetS), fields(m.iteration, elapsedS, text(m).text)),
       stop: bar.stop,
@@ -175,33 +187,5 @@ export function budgetProgress(budgetS: number, o: ProgressOptions = {}): { tick
       if (last && !printed) stream.write(show(last));
       printed = true;
     },
-  };
-}
-
-/** The terminal bar of budgetProgress: filled by the budget's elapsed share; Ctrl-C stops it. */
-function budgetBar(stream: NodeJS.WritableStream, budgetS: number, start: object) {
-  const bar = new cliProgress.SingleBar(
-    {
-      format: 'train [{bar}] {done} | {rate} | elapsed {elapsed} | left {left} | {extra}',
-      stream,
-      hideCursor: true,
-      clearOnComplete: false,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  bar.start(Math.max(1, budgetS), 0, start);
-  let active = true;
-  const stop = () => {
-    if (!active) return;
-    active = false;
-    unregister();
-    bar.stop();
-  };
-  const unregister = onInterrupt(stop);
-  return {
-    update: (value: number, payload: object) => {
-      if (active) bar.update(value, payload);
-    },
-    stop,
   };
 }
