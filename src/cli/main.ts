@@ -13,6 +13,7 @@ import { registerTrain } from './commands/train.ts';
 import { registerRender } from './commands/render.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerTasks } from './commands/tasks.ts';
+import { registerTeacher } from './commands/teacher.ts';
 import { registerWm } from './commands/wm.ts';
 import { registerShadow } from './commands/shadow.ts';
 import { registerExperiment } from './commands/experiment.ts';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerResearch(program);
   registerEval(program);
+  registerTeacher(program);
   registerWorker(program);
   registerVersion(program);
   return program;

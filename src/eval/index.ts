@@ -10,3 +10,4 @@ export * from './shadow-folder.ts';
 export * from './handover.ts';
 export * from './wm-verdict.ts';
 export * from './stages.ts';
+export * from './teacher.ts';

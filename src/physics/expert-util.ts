@@ -10,25 +10,21 @@ export interface Goal {
   grip: number;
 }
 
-/** Per-env memory of the scripted expert. The phase is read from the state at every step; memory only
- *  adds short hysteresis the state cannot show (how long the gripper has been closing or opening, a
- *  failed grasp still rising, a stalled push backing off) and is dropped when the state disagrees. */
+/** Per-env memory of the scripted expert. Every decision on the expert's own path is read from the state
+ *  (an expert with fresh memory at every step picks the same tokens); memory only helps recover from
+ *  states it does not reach itself: a failed grasp rising until open, a close that never grips given up,
+ *  and the other pair of faces tried after a missed grasp. */
 export interface Memory {
   task: TaskInstance | null;
   /** The phase of the last action, and how many actions in a row had it. */
   phase: string;
   timer: number;
-  /** push: the point to back off to once the object is in the zone; the object's last position and the
-   *  pushes in a row that hardly moved it. */
-  hold: Vec3 | null;
-  lastObj: Vec3;
-  stalled: number;
   /** pick: the tool yaw of the last grasp that failed; the next one takes the other pair of faces. */
   missedYaw: number | null;
 }
 
 export function freshMemory(task: TaskInstance | null): Memory {
-  return { task, phase: 'approach', timer: 0, hold: null, lastObj: [0, 0, 0], stalled: 0, missedYaw: null };
+  return { task, phase: 'approach', timer: 0, missedYaw: null };
 }
 
 /** Records the phase of this step's action (the timer counts consecutive actions in one phase). */

@@ -4,7 +4,7 @@ import type { Scene } from '../scene/schema.ts';
 import type { TabletopState, TaskInstance } from '../task/types.ts';
 import { emptyAction, encodeAction, putTokens } from './actions.ts';
 import { pickGoal } from './expert-pick.ts';
-import { pushGoal, type PushPlan } from './expert-push.ts';
+import { pushGoal } from './expert-push.ts';
 import { freshMemory, type Memory } from './expert-util.ts';
 import { YAW_LIMIT } from './sim.ts';
 
@@ -18,15 +18,19 @@ export interface ExpertEnv {
 
 /** Privileged scripted policy for every tabletop family (push, pick_place, stack, put_in_bin). It reads
  *  its phase from the state at every step (so it also labels states another policy reached, as DAgger
- *  asks), keeping only short per-env hysteresis, and turns a tool-centre-point goal into the nearest
- *  action tokens. Noisy demonstrations wrap it (rollout's withTokenNoise). */
+ *  asks, and a policy that sees the state can imitate it exactly: `wmrl teacher` measures this), and turns
+ *  a tool-centre-point goal into the nearest action tokens. Noisy demonstrations wrap it (rollout's
+ *  withTokenNoise). */
 export class ScriptedExpert {
   private readonly memory: Memory[];
-  private readonly plans: PushPlan[];
 
-  constructor(private readonly env: ExpertEnv) {
+  /** `memory: false` forgets everything between steps (fresh memory at every act): the expert as a
+   *  function of the state alone, which is what a policy that sees the state can imitate exactly. */
+  constructor(
+    private readonly env: ExpertEnv,
+    private readonly options: { memory: boolean } = { memory: true },
+  ) {
     this.memory = Array.from({ length: env.numEnvs }, () => freshMemory(null));
-    this.plans = Array.from({ length: env.numEnvs }, () => ({ legs: [], yaw: 0, start: null }));
   }
 
   /** Phase of env i's last action (for tests and debugging). */
@@ -44,15 +48,12 @@ export class ScriptedExpert {
     for (let i = 0; i < env.numEnvs; i++) {
       if (keys && keys[i] < 0) continue;
       const task = env.task(i);
-      if (this.memory[i].task !== task) {
+      if (this.memory[i].task !== task || !this.options.memory) {
         this.memory[i] = freshMemory(task);
-        this.plans[i] = { legs: [], yaw: 0, start: null };
       }
       const s = env.state(i);
       const goal =
-        task.family === 'push'
-          ? pushGoal(scene, s, task, this.memory[i], this.plans[i])
-          : pickGoal(scene, s, task, this.memory[i]);
+        task.family === 'push' ? pushGoal(scene, s, task, this.memory[i]) : pickGoal(scene, s, task, this.memory[i]);
       const tokens = encodeAction(scene.control, {
         dx: goal.pos[0] - s.eePos[0],
         dy: goal.pos[1] - s.eePos[1],
