@@ -287,7 +287,7 @@ for (const [net, batch] of [
   });
 }
 
-// the AutoResearch agent: one act samples its 12 autoregressive slots, one forward each
+// the AutoResearch agent: one act samples its 12 autoregressive slots (the trunk once, the head graph per slot)
 {
   const config = agentConfig();
   const g = new Graph();

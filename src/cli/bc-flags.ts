@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import type { PretrainOptions } from '../demos/index.ts';
 import { DEFAULT_MAX_NONFINITE_STEPS } from '../nn/train.ts';
-import { PRESET_NAMES } from '../policy/presets.ts';
+import { HEAD_NAMES, PRESET_NAMES } from '../policy/presets.ts';
 import { intFlag, seedFlag } from './options.ts';
 
 export const BcFlags = z.object({
@@ -15,6 +15,7 @@ export const BcFlags = z.object({
   shift: intFlag(0).max(16),
   wordDropout: z.coerce.number().min(0, 'must be >= 0').max(0.9, 'must be <= 0.9'),
   size: z.enum(PRESET_NAMES),
+  head: z.enum(HEAD_NAMES),
   seed: seedFlag,
   logEvery: intFlag(1),
   threads: intFlag(1).max(64),
@@ -36,6 +37,11 @@ export function addBcFlags(cmd: Command, defaults: { steps: string } = { steps: 
     .option('--shift <px>', 'random-shift image augmentation (pixels, 0 = off)', '0')
     .option('--word-dropout <p>', 'probability that an instruction word is replaced by <unk> (0 = off)', '0.1')
     .option('--size <preset>', `network size: ${PRESET_NAMES.join(' | ')}`, 'keypoints16')
+    .option(
+      '--head <kind>',
+      `action head: ${HEAD_NAMES.join(' | ')} (autoregressive: each dimension given the tokens chosen before it)`,
+      'independent',
+    )
     .option('--seed <n>', 'initialisation, batch-sampling and rollout seed', '0')
     .option('--log-every <n>', 'steps per JSONL metrics line', '50')
     .option('--threads <n>', 'onnxruntime intra-op threads', '1')
@@ -70,6 +76,8 @@ export function bcTrainOptions(
     shift: f.shift,
     wordDropout: f.wordDropout,
     size: f.size,
+    // absent for independent heads: the keys of earlier pretrain and dagger runs stay the same
+    ...(f.head !== 'independent' ? { head: f.head } : {}),
     seed: f.seed,
     logEvery: f.logEvery,
     threads: f.threads,

@@ -14,7 +14,7 @@ import { fixedCameras, tabletopSpec } from '../physics/index.ts';
 import { type BcData, BcTrainer } from '../policy/bc.ts';
 import { type BcCheckpoint, loadBcCheckpoint, saveBcCheckpoint } from '../policy/bc-checkpoint.ts';
 import { loadPolicy, savePolicy } from '../policy/model.ts';
-import { type PresetName, PRETRAIN_SIZES, sceneWords } from '../policy/presets.ts';
+import { type HeadName, type PresetName, PRETRAIN_SIZES, sceneWords, withHead } from '../policy/presets.ts';
 import { specInterfaceHash, vlaConfigFromSpec } from '../policy/spec-config.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
 import { type VlaConfig, vlaForwardBuilder } from '../policy/vla.ts';
@@ -57,6 +57,8 @@ export interface PretrainOptions {
   /** Probability that an instruction word is replaced by `<unk>` in a batch (0: off). */
   wordDropout?: number;
   size: PresetName;
+  /** The action head (absent: independent, every shipped model's). */
+  head?: HeadName;
   seed: number;
   logEvery: number;
   threads: number;
@@ -140,6 +142,8 @@ function runKey(o: PretrainOptions, dataHash: string, initHash: string | null): 
     // absent when off, so runs from before word dropout still resume
     ...(o.wordDropout ? { wordDropout: o.wordDropout } : {}),
     size: o.size,
+    // absent for independent heads, so earlier runs still resume
+    ...(o.head && o.head !== 'independent' ? { head: o.head } : {}),
     seed: o.seed,
     onlySuccess: o.onlySuccess,
     counterfactual: o.counterfactual,
@@ -165,7 +169,7 @@ async function initParams(path: string, config: VlaConfig): Promise<ParamStore> 
     throw new InputError(`--init: ${e.message}`);
   });
   if (canonicalJson(loaded.config) !== canonicalJson(config))
-    throw new InputError(`--init: ${path} is another network than --size and the data's vocabulary make`);
+    throw new InputError(`--init: ${path} is another network than --size, --head and the data's vocabulary make`);
   return loaded.params;
 }
 
@@ -189,7 +193,7 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
   const spec = tabletopSpec(scene, folders.find((f) => f.demos.length)!.demos[0].task, fixedCameras(scene));
   const words = sceneWords(scene);
   const tokenizer = WordTokenizer.fromCorpus(words.corpus, { maxLength: words.maxLength });
-  const config = vlaConfigFromSpec(spec, tokenizer.config, PRETRAIN_SIZES[o.size]);
+  const config = vlaConfigFromSpec(spec, tokenizer.config, withHead(PRETRAIN_SIZES[o.size], o.head ?? 'independent'));
   const initBytes = o.init ? readInputFile(o.init, 'policy file (--init)') : null;
   const run = runKey(o, dataHashOf(folders), initBytes && sha256Hex(initBytes));
   const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
@@ -227,7 +231,7 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
       notes:
         `behaviour cloning on ${demos} demos (${rows.size} steps) from ${o.data.join(', ')} ` +
         `(noise ${noise}, DART labels, counterfactual ${o.counterfactual}); ` +
-        `size ${o.size}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}, word dropout ${o.wordDropout ?? 0}`,
+        `size ${o.size}${o.head === 'autoregressive' ? ', autoregressive head' : ''}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}, word dropout ${o.wordDropout ?? 0}`,
     },
     specHash: specInterfaceHash(spec),
   });

@@ -93,6 +93,19 @@ export const AGENT_SIZES: VlaSizes = {
 export type PresetName = keyof typeof PRETRAIN_SIZES;
 export const PRESET_NAMES = Object.keys(PRETRAIN_SIZES) as [PresetName, ...PresetName[]];
 
+/** The action head of a tabletop preset (`--head`): one independent categorical per action dimension
+ *  (every shipped model), or autoregressive heads over (dx, dy, dz, dyaw, grip) in that order, each
+ *  conditioned on the tokens chosen before it through 64-wide embeddings (vla.ts `autoregressive`). */
+export const HEAD_NAMES = ['independent', 'autoregressive'] as const;
+export type HeadName = (typeof HEAD_NAMES)[number];
+export const TABLETOP_AR_EMBED = 64;
+
+/** `sizes` with the action head `head` (independent: the sizes as they are, less any autoregressive head). */
+export function withHead(sizes: VlaSizes, head: HeadName): VlaSizes {
+  const { autoregressive: _, ...rest } = sizes;
+  return head === 'autoregressive' ? { ...rest, autoregressive: { embedDim: TABLETOP_AR_EMBED } } : rest;
+}
+
 /** Every instruction template and object/target phrase of the scene: the tokenizer's corpus, so
  *  held-out object-target combinations use known words. */
 export function sceneWords(scene: Scene): { corpus: string[]; maxLength: number } {

@@ -1,16 +1,26 @@
-// Policy inference: a ForwardSession with the weights baked in, observation feeding, seeded sampling of
-// action tokens (slot by slot for autoregressive heads), and the sampler's exact log-probabilities for
-// the trainer to store.
+// Policy inference: ForwardSessions with the weights baked in, observation feeding, seeded sampling of
+// action tokens (slot by slot for autoregressive heads: the encoders and trunk once per step, then only
+// the small head graph per slot), and the sampler's exact log-probabilities for the trainer to store.
 import { selectRows } from '../env/batch.ts';
 import type { BatchObs } from '../env/types.ts';
 import { dexp, dlog } from '../core/dmath.ts';
 import { DRAW, drawRng, type Rng } from '../core/rng.ts';
-import type { ParamStore } from '../nn/params.ts';
+import { ParamStore } from '../nn/params.ts';
 import type { Policy } from '../rollout/collect.ts';
 import { type Feeds, type OrtBinding, type RuntimeOptions, floatData, ort, tensor } from '../nn/runtime.ts';
 import { ForwardSession } from '../nn/train.ts';
+import { Graph, type ParamDecl, type Tensor } from '../nn/ir.ts';
 import { WordTokenizer } from './tokenizer.ts';
-import { VLA_IO, type VlaConfig, type VlaConfigInput, parseVlaConfig, vlaForwardBuilder } from './vla.ts';
+import {
+  AR_BASE,
+  VLA_IO,
+  type VlaConfig,
+  type VlaConfigInput,
+  parseVlaConfig,
+  vlaArBaseBuilder,
+  vlaArHeadsBuilder,
+  vlaForwardBuilder,
+} from './vla.ts';
 
 export interface PolicyForward {
   /** Log-probabilities [N * n] per action dimension (row-major). */
@@ -104,12 +114,34 @@ function drawUniforms(draw: Rng | readonly Rng[] | null, n: number, d: number): 
   return u;
 }
 
+/** The values of `decls` from `params` (the same arrays, not copies): a graph's own parameters. */
+function paramsOf(params: ParamStore, decls: readonly ParamDecl[]): ParamStore {
+  const out = new ParamStore(params.float);
+  for (const d of decls) out.add(params.info(d.name), params.get(d.name));
+  return out;
+}
+
+/** A session on the part of the network `build` makes, with its own parameters baked in. */
+async function partSession(
+  build: (g: Graph) => Record<string, Tensor>,
+  params: ParamStore,
+  opts: RuntimeOptions,
+): Promise<ForwardSession> {
+  const g = new Graph(params.float);
+  build(g);
+  return ForwardSession.create(build, paramsOf(params, g.params), opts);
+}
+
+/** Independent heads: the whole network, one run per step. Autoregressive heads: `base` (encoders,
+ *  trunk, head projection) once per step, then `heads` once per slot on base's output. */
+type Sessions = { full: ForwardSession } | { base: ForwardSession; heads: ForwardSession };
+
 export class PolicySampler {
   readonly config: VlaConfig;
   readonly tokenizer: WordTokenizer;
 
   private constructor(
-    private readonly session: ForwardSession,
+    private readonly sessions: Sessions,
     config: VlaConfig,
   ) {
     this.config = config;
@@ -118,27 +150,41 @@ export class PolicySampler {
 
   static async create(config: VlaConfigInput, params: ParamStore, opts: RuntimeOptions = {}): Promise<PolicySampler> {
     const c = parseVlaConfig(config);
-    return new PolicySampler(await ForwardSession.create(vlaForwardBuilder(c), params, opts), c);
+    if (!c.autoregressive)
+      return new PolicySampler({ full: await ForwardSession.create(vlaForwardBuilder(c), params, opts) }, c);
+    // every parameter must belong to one part: the whole network's check, before the parts take theirs
+    const whole = new Graph(params.float);
+    vlaForwardBuilder(c)(whole);
+    params.checkAgainst(whole.params);
+    const base = await partSession(vlaArBaseBuilder(c), params, opts);
+    const heads = await partSession(vlaArHeadsBuilder(c), params, opts).catch(async (e) => {
+      await base.close();
+      throw e;
+    });
+    return new PolicySampler({ base, heads }, c);
   }
 
-  /** ONNX bytes of the current sampler (weights included, dynamic batch). */
-  get model(): Uint8Array {
-    return this.session.model;
+  private get ort(): OrtBinding {
+    return 'full' in this.sessions ? this.sessions.full.ort : this.sessions.base.ort;
   }
 
   /** Log-probabilities of every action dimension. Autoregressive configs need `tokens` (int32 [n] per
    *  dimension): dimension t's distribution is then the one given the tokens of dimensions < t
    *  (teacher forcing, as in the training graph); independent configs ignore them. */
   async forward(obs: BatchObs, n: number, tokens?: Readonly<Record<string, Int32Array>>): Promise<PolicyForward> {
-    const feeds = policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort);
-    if (this.config.autoregressive) {
-      if (!tokens)
-        throw new Error(
-          'PolicySampler.forward: an autoregressive policy needs the action tokens its heads condition on',
-        );
-      this.tokenFeeds(feeds, tokens, n);
-    }
-    return this.read(await this.session.run(feeds));
+    const feeds = policyFeeds(this.config, this.tokenizer, obs, n, this.ort);
+    if ('full' in this.sessions) return this.read(await this.sessions.full.run(feeds));
+    if (!tokens)
+      throw new Error('PolicySampler.forward: an autoregressive policy needs the action tokens its heads condition on');
+    const heads = await this.baseFeeds(feeds);
+    this.tokenFeeds(heads, tokens, n);
+    return this.read(await this.sessions.heads.run(heads));
+  }
+
+  /** Runs the encoders and trunk (autoregressive configs): the head graph's feeds, tokens still to add. */
+  private async baseFeeds(feeds: Feeds): Promise<Feeds> {
+    const s = this.sessions as { base: ForwardSession };
+    return { [AR_BASE]: (await s.base.run(feeds))[AR_BASE] };
   }
 
   private tokenFeeds(feeds: Feeds, tokens: Readonly<Record<string, Int32Array>>, n: number): void {
@@ -146,7 +192,7 @@ export class PolicySampler {
       const t = tokens[a.name];
       if (!(t instanceof Int32Array) || t.length !== n)
         throw new Error(`policy: action tokens "${a.name}" must be Int32Array(${n})`);
-      feeds[VLA_IO.action(a.name)] = tensor('int32', t, [n], this.session.ort);
+      feeds[VLA_IO.action(a.name)] = tensor('int32', t, [n], this.ort);
     }
   }
 
@@ -159,10 +205,11 @@ export class PolicySampler {
   /** Samples every action dimension for n envs at `temperature` (0: greedy argmax, no Rng needed).
    *  `draw` is one Rng per env (env i draws its dimensions in order from draw[i]) or one Rng shared
    *  in env order: one uniform per env and dimension, so dimension t's draw depends only on the Rng
-   *  and t. Autoregressive configs sample dimension by dimension, one forward each, feeding the
-   *  tokens chosen so far. The returned log-probabilities are those of the distribution the tokens
-   *  were drawn from: the model's own at temperature 1 (or 0), exactly as the sampler computed them;
-   *  log softmax(logp / T) otherwise (temperedLogp), as the loss graph at that temperature computes them. */
+   *  and t. Autoregressive configs run the encoders and trunk once, then sample dimension by dimension,
+   *  one run of the small head graph each, feeding the tokens chosen so far. The returned log-probabilities
+   *  are those of the distribution the tokens were drawn from: the model's own at temperature 1 (or 0),
+   *  exactly as the sampler computed them; log softmax(logp / T) otherwise (temperedLogp), as the loss
+   *  graph at that temperature computes them. */
   async act(obs: BatchObs, n: number, draw: Rng | readonly Rng[] | null, temperature = 1): Promise<PolicyAction> {
     if (!(temperature >= 0)) throw new RangeError(`PolicySampler.act: temperature must be >= 0, got ${temperature}`);
     if (Array.isArray(draw) && draw.length !== n)
@@ -185,18 +232,18 @@ export class PolicySampler {
         chosen[i] = temperedLogp(lp, i * bins, bins, temperature, k);
       }
     };
-    if (this.config.autoregressive) {
-      // Dimension t's head sees only the tokens of dimensions < t (vla.ts), so the not yet chosen
-      // ones (still 0) fed alongside change nothing.
-      const feeds = policyFeeds(this.config, this.tokenizer, obs, n, this.session.ort);
-      for (let t = 0; t < d; t++) {
-        this.tokenFeeds(feeds, actions, n);
-        const ft = this.read(await this.session.run(feeds));
-        choose(t, ft.logp[this.config.actions[t].name]);
-      }
-    } else {
+    if ('full' in this.sessions) {
       const f = await this.forward(obs, n);
       this.config.actions.forEach((a, t) => choose(t, f.logp[a.name]));
+    } else {
+      // The encoders and trunk once, then the head graph per slot. Dimension t's head sees only the
+      // tokens of dimensions < t (vla.ts), so the not yet chosen ones (still 0) fed alongside change nothing.
+      const feeds = await this.baseFeeds(policyFeeds(this.config, this.tokenizer, obs, n, this.ort));
+      for (let t = 0; t < d; t++) {
+        this.tokenFeeds(feeds, actions, n);
+        const ft = this.read(await this.sessions.heads.run(feeds));
+        choose(t, ft.logp[this.config.actions[t].name]);
+      }
     }
     const joint = new Float64Array(n);
     for (let i = 0; i < n; i++) for (const a of this.config.actions) joint[i] += logpPerDim[a.name][i];
@@ -204,12 +251,16 @@ export class PolicySampler {
   }
 
   /** Rebake the weights after an update. */
-  update(params: ParamStore): Promise<void> {
-    return this.session.update(params);
+  async update(params: ParamStore): Promise<void> {
+    if ('full' in this.sessions) return this.sessions.full.update(params);
+    const { base, heads } = this.sessions;
+    params.checkAgainst([...base.graph.params, ...heads.graph.params]);
+    await base.update(paramsOf(params, base.graph.params));
+    await heads.update(paramsOf(params, heads.graph.params));
   }
 
-  close(): Promise<void> {
-    return this.session.close();
+  async close(): Promise<void> {
+    for (const s of Object.values(this.sessions) as ForwardSession[]) await s.close();
   }
 }
 

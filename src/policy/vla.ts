@@ -120,14 +120,19 @@ export interface VlaNet {
 /** Declares the observation inputs (batch may be DYN for inference graphs), and for autoregressive
  *  configs the action-token inputs the heads condition on. */
 export function vlaInputs(g: Graph, config: VlaConfig, batch: number): VlaInputs {
+  const inputs = vlaObsInputs(g, config, batch);
+  if (config.autoregressive) inputs.actions = vlaActionInputs(g, config, batch);
+  return inputs;
+}
+
+/** The observation inputs only. */
+function vlaObsInputs(g: Graph, config: VlaConfig, batch: number): VlaInputs {
   const [h, w] = config.imageSize;
-  const inputs: VlaInputs = {
+  return {
     images: config.cameras.map((c) => g.input(c, [batch, h, w, 3], 'uint8')),
     tokens: g.input(VLA_IO.tokens, [batch, config.tokenizer.maxLength], 'int32'),
     proprio: config.proprio ? g.input(config.proprio.name, [batch, config.proprio.dim]) : null,
   };
-  if (config.autoregressive) inputs.actions = vlaActionInputs(g, config, batch);
-  return inputs;
 }
 
 /** Integer action-token inputs [N] per action dimension (for training graphs); those vlaInputs has
@@ -240,6 +245,13 @@ function encodeRoles(emb: Tensor, mask: Tensor, c: VlaConfig): TextCode {
 /** The policy network on declared inputs. */
 export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
   const c = parseVlaConfig(configIn);
+  const trunk = vlaTrunk(inputs, c);
+  const logp = c.autoregressive ? autoregressiveHeads(arBase(trunk, c), c, inputs.actions) : independentHeads(trunk, c);
+  return { config: c, logp };
+}
+
+/** The fused features [N, trunk width] of the observations: encoders and trunk, no heads. */
+function vlaTrunk(inputs: VlaInputs, c: VlaConfig): Tensor {
   const g = inputs.tokens.graph;
   // Without FiLM the images are encoded first (the parameter order of older models).
   const early = (c.film ?? 0) > 0 ? encodeText(inputs.tokens, c) : null;
@@ -250,12 +262,10 @@ export function vlaNet(inputs: VlaInputs, configIn: VlaConfigInput): VlaNet {
   feats.push((early ?? encodeText(inputs.tokens, c)).all);
   if (inputs.proprio && c.proprio)
     feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));
-  const trunk = L.mlp(feats.length > 1 ? o.concat(feats, 1) : feats[0], 'vla.trunk', c.trunk, undefined, {
+  return L.mlp(feats.length > 1 ? o.concat(feats, 1) : feats[0], 'vla.trunk', c.trunk, undefined, {
     act: c.act,
     layerNorm: c.layerNorm,
   });
-  const logp = c.autoregressive ? autoregressiveHeads(trunk, c, inputs.actions) : independentHeads(trunk, c);
-  return { config: c, logp };
 }
 
 function independentHeads(trunk: Tensor, c: VlaConfig): Record<string, Tensor> {
@@ -264,17 +274,22 @@ function independentHeads(trunk: Tensor, c: VlaConfig): Record<string, Tensor> {
   return logp;
 }
 
-/** Head t sees the trunk and the tokens of slots s < t only: act(proj(trunk) + prefix_t), with
- *  prefix_t = sum_{s<t} embed_s(token s) accumulated by elementwise adds (exact per row, so batch-
- *  invariant, and no later token enters head t's graph at all). The last slot's token conditions
- *  nothing, so it has no table. */
+/** The autoregressive heads' shared projection of the trunk, proj(trunk) [N, embedDim] (before the
+ *  activation): what every head adds its prefix to. */
+function arBase(trunk: Tensor, c: VlaConfig): Tensor {
+  return L.linear(trunk, 'vla.ar.proj', c.autoregressive!.embedDim);
+}
+
+/** Head t sees the trunk and the tokens of slots s < t only: act(base + prefix_t), with base =
+ *  proj(trunk) and prefix_t = sum_{s<t} embed_s(token s) accumulated by elementwise adds (exact per row,
+ *  so batch-invariant, and no later token enters head t's graph at all). The last slot's token
+ *  conditions nothing, so it has no table. */
 function autoregressiveHeads(
-  trunk: Tensor,
+  base: Tensor,
   c: VlaConfig,
   actions: Record<string, Tensor> | undefined,
 ): Record<string, Tensor> {
   const dim = c.autoregressive!.embedDim;
-  const base = L.linear(trunk, 'vla.ar.proj', dim);
   const logp: Record<string, Tensor> = {};
   let prefix: Tensor | null = null;
   c.actions.forEach((a, t) => {
@@ -332,4 +347,25 @@ export function vlaOutputs(net: VlaNet): Record<string, Tensor> {
 export function vlaForwardBuilder(config: VlaConfigInput, batch: number = DYN): (g: Graph) => Record<string, Tensor> {
   const c = parseVlaConfig(config);
   return (g) => vlaOutputs(vlaNet(vlaInputs(g, c, batch), c));
+}
+
+/** The two graphs an autoregressive sampler runs instead of the whole network once per slot: the
+ *  encoders, trunk and head projection once per step (output AR_BASE, [N, embedDim]), then only the
+ *  heads per slot, on that projection and the tokens chosen so far. Together they are vlaNet's own ops
+ *  in its order, cut at the projection; each declares only its own parameters. */
+export const AR_BASE = 'ar.base';
+
+export function vlaArBaseBuilder(config: VlaConfigInput, batch: number = DYN): (g: Graph) => Record<string, Tensor> {
+  const c = parseVlaConfig(config);
+  if (!c.autoregressive) throw new Error('vlaArBaseBuilder: the config has independent heads');
+  return (g) => ({ [AR_BASE]: arBase(vlaTrunk(vlaObsInputs(g, c, batch), c), c) });
+}
+
+export function vlaArHeadsBuilder(config: VlaConfigInput, batch: number = DYN): (g: Graph) => Record<string, Tensor> {
+  const c = parseVlaConfig(config);
+  if (!c.autoregressive) throw new Error('vlaArHeadsBuilder: the config has independent heads');
+  return (g) => {
+    const base = g.input(AR_BASE, [batch, c.autoregressive!.embedDim]);
+    return vlaOutputs({ config: c, logp: autoregressiveHeads(base, c, vlaActionInputs(g, c, batch)) });
+  };
 }

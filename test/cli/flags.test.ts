@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from './helpers.ts';
 
-describe('collect / pretrain / eval flag errors name the flag', () => {
+describe('collect / pretrain / dagger / eval flag errors name the flag', () => {
   it.each([
     [['collect', '--out', '/tmp/x', '--episodes', '0'], /--episodes: must be >= 1/],
     [['collect', '--out', '/tmp/x', '--noise', '2'], /--noise: must be in \[0, 1\]/],
@@ -9,6 +9,11 @@ describe('collect / pretrain / eval flag errors name the flag', () => {
     [['pretrain', '--data', '/tmp/x', '--out', 'model.pt'], /--out: must end in .onnx/],
     [['pretrain', '--data', '/tmp/x', '--out', 'm.onnx', '--lr', '-1'], /--lr: must be > 0/],
     [['pretrain', '--data', '/tmp/does-not-exist', '--out', '/tmp/m.onnx'], /does-not-exist/],
+    [['pretrain', '--data', '/tmp/x', '--out', 'm.onnx', '--head', 'joint'], /--head: .*"autoregressive"/],
+    [
+      ['dagger', '--data', '/tmp/x', '--policy', 'p.onnx', '--out', 'm.onnx', '--head', 'joint'],
+      /--head: .*"independent"\|"autoregressive" \(got "joint"\)/,
+    ],
     [['eval', '--policy', 'random', '--episodes', 'many'], /--episodes: /],
     [['eval', '--policy', 'random', '--temperature', '-1'], /--temperature: must be >= 0/],
     [['eval', '--policy', 'random', '--split', 'test'], /--split: /],
