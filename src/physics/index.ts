@@ -1,7 +1,17 @@
 // physics: the Rapier tabletop env (kinematic IK arm, dynamic gripper), the scripted expert.
 // Must not import nn, worldmodel, trainer.
 export { createTabletopEnv, loadRapier, TabletopEnv, type TabletopEnvOptions } from './env.ts';
-export { tabletopSpec, fixedCameras, PROPRIO, PROPRIO_BOUND, INSTRUCTION_MAX } from '../tabletop/spec.ts';
+export {
+  tabletopSpec,
+  fixedCameras,
+  camerasOf,
+  checkCameras,
+  imageName,
+  nonDefaultCameras,
+  PROPRIO,
+  PROPRIO_BOUND,
+  INSTRUCTION_MAX,
+} from '../tabletop/spec.ts';
 export {
   ACTION_NAMES,
   binValue,

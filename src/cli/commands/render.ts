@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { createTabletopEnv } from '../../physics/index.ts';
+import { createTabletopEnv, ScriptedExpert } from '../../physics/index.ts';
 import { writePng } from '../../render/png-file.ts';
 import { parseOptions, printJson, seedFlag, intFlag, UsageError } from '../options.ts';
 import { loadScene, resolveTasks } from '../scene.ts';
@@ -10,11 +10,12 @@ import { loadScene, resolveTasks } from '../scene.ts';
 export function registerRender(program: Command): void {
   program
     .command('render')
-    .description("write the policy's first observation of an episode as a PNG")
+    .description("write the policy's observation of an episode (first, or after the expert's --steps) as a PNG")
     .requiredOption('--task <id>', 'task id, e.g. tabletop/push or push')
     .option('--seed <n>', 'episode seed', '0')
     .requiredOption('--out <file.png>', 'output PNG path')
-    .option('--camera <name>', 'camera (default: the first fixed camera)')
+    .option('--camera <name>', 'camera, e.g. front or wrist (default: the first fixed camera)')
+    .option('--steps <n>', 'the scripted expert acts this many steps first (e.g. to a grasp or a carry)', '0')
     .option('--scale <n>', 'nearest-neighbour upscale factor', '4')
     .option('--scene <file>', 'scene file (default: scenes/tabletop.json)')
     .option('--json', 'print one JSON object on stdout')
@@ -23,6 +24,7 @@ export function registerRender(program: Command): void {
         z.object({
           task: z.string(),
           seed: seedFlag,
+          steps: intFlag(0).max(1000),
           out: z.string().endsWith('.png', 'must end in .png'),
           camera: z.string().optional(),
           scale: intFlag(1).max(16),
@@ -41,7 +43,18 @@ export function registerRender(program: Command): void {
         );
       const env = await createTabletopEnv({ scene, taskId, numEnvs: 1, cameras: [camera] });
       try {
-        const { obs, info } = await env.reset({ seed: opts.seed });
+        let { obs } = await env.reset({ seed: opts.seed });
+        const instruction = env.task(0).instruction;
+        const expert = new ScriptedExpert(env);
+        let step = 0;
+        for (; step < opts.steps; step++) {
+          const r = await env.step(expert.act());
+          obs = r.obs;
+          if (r.terminated[0] || r.truncated[0]) {
+            step++;
+            break;
+          }
+        }
         mkdirSync(dirname(opts.out), { recursive: true });
         writePng(opts.out, obs[`image_${camera}`] as Uint8Array, cam.width, cam.height, opts.scale);
         const result = {
@@ -49,12 +62,13 @@ export function registerRender(program: Command): void {
           task: taskId,
           seed: opts.seed,
           camera,
-          instruction: info.instruction?.[0] ?? '',
+          step,
+          instruction,
           width: cam.width * opts.scale,
           height: cam.height * opts.scale,
         };
         if (opts.json) printJson(result);
-        else console.log(`wrote ${opts.out} (${result.width}x${result.height}): "${result.instruction}"`);
+        else console.log(`wrote ${opts.out} (${result.width}x${result.height}, step ${step}): "${result.instruction}"`);
       } finally {
         env.close();
       }
