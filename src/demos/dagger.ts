@@ -13,7 +13,7 @@ import { readInputFile, readInputJson } from '../core/input-file.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { type EvalReport, policySource, runEval } from '../eval/index.ts';
-import { runEpisodes } from '../physics/index.ts';
+import { camerasOf, runEpisodes } from '../physics/index.ts';
 import { sidecarPath } from '../nn/modelfile.ts';
 import { loadPolicy, savePolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
@@ -160,6 +160,7 @@ async function labelledRollouts(o: DaggerOptions, k: number, policy: string, sha
         scene: o.scene,
         taskId,
         policyName: `dagger round ${k}: ${policy} with the expert at ${share}`,
+        cameras: source.cameras,
         episodes: o.episodes,
         split: 'train',
         seedOffset: o.seedOffset + (k - 1) * o.episodes,
@@ -219,6 +220,8 @@ export async function dagger(
       commit();
       hooks.onRound?.(r);
     }
+    // every round trains a network reading the starting policy's cameras (its content keys the rounds)
+    const cameras = camerasOf((await loadPolicy(o.policy)).config.cameras);
     for (let k = state.rounds.length; k <= o.rounds; k++) {
       const share = o.expertShare * o.decay ** (k - 1);
       const roundDir = join(o.dir, `round-${k}`);
@@ -244,6 +247,7 @@ export async function dagger(
       const trained = await pretrain(
         {
           ...o.train,
+          cameras,
           data,
           out: join(o.dir, policy),
           runDir,

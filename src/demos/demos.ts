@@ -7,7 +7,7 @@
 // seed and the executed tokens (and checks the rewards match).
 import { InputError } from '../core/errors.ts';
 import type { BatchAction, BatchObs } from '../env/types.ts';
-import { ACTION_NAMES, createTabletopEnv } from '../physics/index.ts';
+import { ACTION_NAMES, camerasOf, createTabletopEnv } from '../physics/index.ts';
 import { type BcDataset, emptyBcDataset } from '../policy/bc.ts';
 import type { VlaConfig } from '../policy/vla.ts';
 import type { WordTokenizer } from '../policy/tokenizer.ts';
@@ -69,12 +69,17 @@ async function replayTask(
   demos: Demo[],
   sink: RowSink,
   tokenizer: WordTokenizer,
-  numEnvs: number,
-  cf: boolean,
+  o: { numEnvs: number; counterfactual: boolean; cameras?: readonly string[] },
   ids: readonly number[],
 ): Promise<void> {
   const A = ACTION_NAMES.length;
-  const env = await createTabletopEnv({ scene, taskId, numEnvs: Math.min(numEnvs, demos.length) });
+  const cf = o.counterfactual;
+  const env = await createTabletopEnv({
+    scene,
+    taskId,
+    numEnvs: Math.min(o.numEnvs, demos.length),
+    cameras: o.cameras && [...o.cameras],
+  });
   try {
     for (let start = 0; start < demos.length; start += env.numEnvs) {
       const group = demos.slice(start, start + env.numEnvs);
@@ -119,18 +124,20 @@ async function replayTask(
 /** Re-simulates demos task by task (in order of first appearance) into `sink`; a row's episode is its
  *  demo's index. With `counterfactual`, approach-phase frames also carry the other objects' instructions
  *  and labels (the same image, a different instruction, a different action: the policy must read the
- *  instruction). */
+ *  instruction). `cameras`: the scene cameras rendered (default: the fixed ones), camerasOf(config.cameras)
+ *  for the policy the rows are for. */
 export async function replayDemos(
   scene: Scene,
   demos: Demo[],
   tokenizer: WordTokenizer,
   sink: RowSink,
-  o: { numEnvs?: number; counterfactual?: boolean } = {},
+  o: { numEnvs?: number; counterfactual?: boolean; cameras?: readonly string[] } = {},
 ): Promise<void> {
+  const options = { numEnvs: o.numEnvs ?? 8, counterfactual: o.counterfactual ?? false, cameras: o.cameras };
   for (const taskId of [...new Set(demos.map((d) => d.task))]) {
     const ids = demos.flatMap((d, k) => (d.task === taskId ? [k] : []));
     const group = ids.map((k) => demos[k]);
-    await replayTask(scene, taskId, group, sink, tokenizer, o.numEnvs ?? 8, o.counterfactual ?? false, ids);
+    await replayTask(scene, taskId, group, sink, tokenizer, options, ids);
   }
 }
 
@@ -169,7 +176,7 @@ export async function demosToDataset(
         ds.episode![row++] = episode;
       },
     },
-    o,
+    { ...o, cameras: camerasOf(config.cameras) },
   );
   return ds;
 }

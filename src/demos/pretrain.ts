@@ -10,7 +10,7 @@ import { hashOf } from '../core/hash.ts';
 import { canonicalJson } from '../core/spec.ts';
 import { Graph } from '../nn/ir.ts';
 import { ParamStore } from '../nn/params.ts';
-import { fixedCameras, tabletopSpec } from '../physics/index.ts';
+import { checkCameras, fixedCameras, nonDefaultCameras, tabletopSpec } from '../physics/index.ts';
 import { type BcData, BcTrainer } from '../policy/bc.ts';
 import { type BcCheckpoint, loadBcCheckpoint, saveBcCheckpoint } from '../policy/bc-checkpoint.ts';
 import { loadPolicy, savePolicy } from '../policy/model.ts';
@@ -74,7 +74,15 @@ export interface PretrainOptions {
   selectEvery?: number;
   /** Validation episodes per task of each score. */
   selectEpisodes?: number;
+  /** Scene cameras the new policy reads (its image_<camera> inputs, in this order; at most 2, one size);
+   *  default pretrainCameras(scene). */
+  cameras?: string[];
 }
+
+/** The cameras of a new policy when none are asked for: the scene's fixed cameras (front only on
+ *  scenes/tabletop.json). To make front+wrist the default for new policies, return
+ *  `scene.cameras.map((c) => c.name)` here. */
+export const pretrainCameras = (scene: Scene): string[] => fixedCameras(scene);
 
 export interface PretrainHooks {
   /** Polled before every step (Ctrl-C): true writes a checkpoint and ends the run. */
@@ -133,7 +141,12 @@ const dataHashOf = (folders: readonly DataFolder[]): string =>
   folders.length === 1 ? folders[0].source.dataHash : hashOf(folders.map((f) => f.source.dataHash).join(','));
 
 /** What must match for a resume to continue the same run. */
-function runKey(o: PretrainOptions, dataHash: string, initHash: string | null): Record<string, unknown> {
+function runKey(
+  o: PretrainOptions,
+  dataHash: string,
+  initHash: string | null,
+  cameras: string[] | undefined,
+): Record<string, unknown> {
   return {
     batch: o.batch,
     lr: o.lr,
@@ -152,6 +165,8 @@ function runKey(o: PretrainOptions, dataHash: string, initHash: string | null): 
     // absent when unused, so earlier runs still resume
     ...(initHash ? { init: initHash } : {}),
     ...(o.selectEvery ? { selectEvery: o.selectEvery, selectEpisodes: o.selectEpisodes ?? SELECT_EPISODES } : {}),
+    // absent with the scene's fixed cameras, so earlier runs still resume
+    ...(cameras ? { cameras } : {}),
   };
 }
 
@@ -178,6 +193,7 @@ export async function pretrain(o: PretrainOptions, hooks: PretrainHooks = {}): P
   checkOutputFile(o.out, '--out');
   checkOutputDir(o.runDir, '--run-dir');
   const folders = readData(o);
+  checkCameras(folders[0].scene, o.cameras ?? pretrainCameras(folders[0].scene));
   const locks = [lockFile(o.out, '--out'), lockFolder(o.runDir, '--run-dir')];
   try {
     return await train(o, folders, hooks);
@@ -190,12 +206,13 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
   const started = performance.now();
   const { scene } = folders[0];
   const demos = folders.reduce((s, f) => s + f.demos.length, 0);
-  const spec = tabletopSpec(scene, folders.find((f) => f.demos.length)!.demos[0].task, fixedCameras(scene));
+  const cameras = o.cameras ?? pretrainCameras(scene);
+  const spec = tabletopSpec(scene, folders.find((f) => f.demos.length)!.demos[0].task, cameras);
   const words = sceneWords(scene);
   const tokenizer = WordTokenizer.fromCorpus(words.corpus, { maxLength: words.maxLength });
   const config = vlaConfigFromSpec(spec, tokenizer.config, withHead(PRETRAIN_SIZES[o.size], o.head ?? 'independent'));
   const initBytes = o.init ? readInputFile(o.init, 'policy file (--init)') : null;
-  const run = runKey(o, dataHashOf(folders), initBytes && sha256Hex(initBytes));
+  const run = runKey(o, dataHashOf(folders), initBytes && sha256Hex(initBytes), nonDefaultCameras(scene, cameras));
   const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
   const inputs = folders.filter((f) => f.demos.length).map((f) => ({ data: f.dir, demos: f.demos, source: f.source }));
   const rows = new RowsUnion(

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import { hashOf } from '../core/hash.ts';
 import { canonicalJson } from '../core/spec.ts';
-import { ACTION_NAMES } from '../physics/index.ts';
+import { ACTION_NAMES, camerasOf } from '../physics/index.ts';
 import { bcRowLayout } from '../policy/bc.ts';
 import type { WordTokenizer } from '../policy/tokenizer.ts';
 import type { VlaConfig } from '../policy/vla.ts';
@@ -59,7 +59,11 @@ export async function writeDemoRows(
     framesPerShard: o.framesPerShard,
   });
   try {
-    await replayDemos(scene, demos, tokenizer, writer, { numEnvs: o.numEnvs, counterfactual: source.counterfactual });
+    await replayDemos(scene, demos, tokenizer, writer, {
+      numEnvs: o.numEnvs,
+      counterfactual: source.counterfactual,
+      cameras: camerasOf(config.cameras),
+    });
   } catch (err) {
     writer.abort();
     throw err;

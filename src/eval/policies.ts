@@ -2,7 +2,7 @@
 // random tokens, or a VLA model file. Every random draw derives from (seed, episode key, step).
 import { existsSync, statSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
-import { ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
+import { camerasOf, ScriptedExpert, type TabletopEnv } from '../physics/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import { PolicySampler, samplerPolicy } from '../policy/sampler.ts';
 import { specInterfaceHash } from '../policy/spec-config.ts';
@@ -12,6 +12,9 @@ export interface PolicySource {
   /** "expert", "random" or the model path. */
   name: string;
   kind: 'expert' | 'random' | 'model';
+  /** The scene cameras the policy reads (a model: its config's, e.g. ["front", "wrist"]); the envs it acts
+   *  in must render exactly these. Undefined: it reads no image (expert, random), any env will do. */
+  cameras?: string[];
   /** The policy acting in `env` (stateless across envs: any number of envs may share the source). */
   make(env: TabletopEnv): Policy;
   close(): Promise<void>;
@@ -42,9 +45,17 @@ async function modelSource(path: string, o: PolicySourceOptions, flag: string): 
   });
   const sampler = await PolicySampler.create(model.config, model.params);
   const policy = samplerPolicy(sampler, { seed: o.seed ?? 0, temperature: o.temperature ?? 1 });
+  const cameras = (() => {
+    try {
+      return camerasOf(model.config.cameras);
+    } catch (e) {
+      throw new InputError(`${flag}: ${path}: ${(e as Error).message}`);
+    }
+  })();
   return {
     name: path,
     kind: 'model',
+    cameras,
     make(env) {
       if (model.sidecar.specHash !== specInterfaceHash(env.spec))
         throw new InputError(

@@ -47,6 +47,7 @@ async function evalPolicy(source: PolicySource, opts: EvalOptions): Promise<Poli
       split: opts.split,
       seedOffset: opts.seed,
       numEnvs: opts.numEnvs,
+      cameras: source.cameras,
       makePolicy: (env) => {
         const policy = opts.wording === 'unseen' ? reworded(source.make(env), env) : source.make(env);
         return opts.handover ? handoverPolicy(env, policy, opts.handover) : policy;

@@ -45,12 +45,13 @@ export async function runVerdict(o: VerdictRunOptions): Promise<VerdictReport> {
       split: o.split,
       seedOffset: o.seed,
       numEnvs: o.numEnvs,
+      cameras: o.source.cameras,
       recordStates: true,
       makePolicy: (env) => o.source.make(env),
       onEpisode: () => o.onEpisode?.(),
     });
     const rollouts = episodes.map((e) => ({ ...e, states: e.states! }));
-    const spec = tabletopSpec(o.scene, taskId, fixedCameras(o.scene));
+    const spec = tabletopSpec(o.scene, taskId, o.source.cameras ?? fixedCameras(o.scene));
     const wm = new WorldModelEnv({
       scene: o.scene,
       spec,

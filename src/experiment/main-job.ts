@@ -13,6 +13,7 @@ import {
   validateReport,
   writeEvalFolder,
 } from '../eval/index.ts';
+import { camerasOf } from '../physics/index.ts';
 import { loadPolicy } from '../policy/model.ts';
 import type { Scene } from '../scene/index.ts';
 import { codeVersion, commitFiles } from '../store/index.ts';
@@ -71,6 +72,7 @@ export async function runMainJob(o: MainJobOptions): Promise<MainJobResult> {
     seed: o.cfg.seed,
     modelReward: o.cfg.modelReward,
     live: o.live,
+    cameras: camerasOf(model.config.cameras),
   });
   commitFiles([
     {

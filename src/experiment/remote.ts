@@ -6,7 +6,7 @@ import { Executor } from '../autoresearch/index.ts';
 import { InputError } from '../core/errors.ts';
 import { formatZodError } from '../core/spec.ts';
 import { parseScene } from '../scene/index.ts';
-import { fixedCameras, tabletopSpec } from '../physics/index.ts';
+import { checkCameras, fixedCameras, tabletopSpec } from '../physics/index.ts';
 import type { RemoteTask } from '../transport/index.ts';
 import { WorldModelEnv, ensembleFromModel, wmModelFromSnapshot } from '../worldmodel/index.ts';
 import { researchTrainSetup } from './research.ts';
@@ -18,6 +18,8 @@ const RemoteTaskSchema = z.discriminatedUnion('family', [
     task: z.string(),
     scene: z.unknown(),
     modelReward: z.enum(['phi', 'shaped']).optional(),
+    /** The policy's cameras where they are not the scene's fixed ones. */
+    cameras: z.array(z.string()).max(2).optional(),
   }),
   z.strictObject({ family: z.literal('autoresearch'), task: z.string() }),
 ]);
@@ -38,11 +40,12 @@ export function remoteTaskResolver(
       return researchTrainSetup({ mode: 'real', seed: 0, executor, tasks: [r.task] }).tasks[0];
     }
     const scene = parseScene(r.scene, 'job task scene');
-    const task: RemoteTask = (await tabletopTrainSetup(scene, [r.task], { mode: 'real', worldModel: '', seed: 0 }))
-      .tasks[0];
+    const cameras = r.cameras ? checkCameras(scene, r.cameras, 'job task cameras') : fixedCameras(scene);
+    const setup = await tabletopTrainSetup(scene, [r.task], { mode: 'real', worldModel: '', seed: 0, cameras });
+    const task: RemoteTask = setup.tasks[0];
     if (worldModel === undefined) return task;
     const what = 'job world-model snapshot';
-    const spec = tabletopSpec(scene, r.task, fixedCameras(scene));
+    const spec = tabletopSpec(scene, r.task, cameras);
     const dynamics = await ensembleFromModel(wmModelFromSnapshot(worldModel, what), what, scene, spec);
     // as OnlineWorldModel.envFor builds them in the trainer
     const reward = r.modelReward;

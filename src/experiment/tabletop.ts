@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import { type Env, type FrameSink, type FrameSource, tapFrames } from '../env/index.ts';
-import { createTabletopEnv, expertStart, fixedCameras, tabletopSpec } from '../physics/index.ts';
+import { createTabletopEnv, expertStart, fixedCameras, nonDefaultCameras, tabletopSpec } from '../physics/index.ts';
 import type { Scene } from '../scene/index.ts';
 import { sampleTask, sceneDifficulty, splitSeed, splitSize, stateNames, tabletopInstructions } from '../task/index.ts';
 import { type PolicyResult, runEval } from '../eval/index.ts';
@@ -11,13 +11,25 @@ import { type Mode, modeFlags, type TrainSetup, type TrainTask } from '../traine
 import { SplitTransport } from '../transport/index.ts';
 import { OnlineWorldModel, tabletopBranching } from '../worldmodel/index.ts';
 
-/** `live`: env 0 of every env the trainer makes streams to viewers (results are unchanged). */
+/** `live`: env 0 of every env the trainer makes streams to viewers (results are unchanged). `cameras`: what
+ *  every env (physics and world model) renders, the policy's (camerasOf(config.cameras)); default the
+ *  scene's fixed cameras. */
 export async function tabletopTrainSetup(
   scene: Scene,
   taskIds: readonly string[],
-  o: { mode: Mode; worldModel: string; seed: number; modelReward?: 'phi' | 'shaped'; live?: FrameSink },
+  o: {
+    mode: Mode;
+    worldModel: string;
+    seed: number;
+    modelReward?: 'phi' | 'shaped';
+    live?: FrameSink;
+    cameras?: readonly string[];
+  },
 ): Promise<Pick<TrainSetup, 'tasks' | 'split'> & { worldModel?: OnlineWorldModel }> {
-  const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, fixedCameras(scene)));
+  const cameras = o.cameras ? [...o.cameras] : fixedCameras(scene);
+  const specs = taskIds.map((taskId) => tabletopSpec(scene, taskId, cameras));
+  // workers and helper threads get the cameras only where they are not the default (same jobs as before)
+  const remoteCameras = nonDefaultCameras(scene, cameras);
   const { model } = modeFlags(o.mode);
   const reward = o.modelReward ?? 'phi';
   if (model && !existsSync(o.worldModel))
@@ -29,7 +41,7 @@ export async function tabletopTrainSetup(
   const tasks = taskIds.map(
     (taskId, k): TrainTask => ({
       id: taskId,
-      makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs }), 'physics'),
+      makeReal: async (numEnvs) => tap(await createTabletopEnv({ scene, taskId, numEnvs, cameras }), 'physics'),
       makeModel:
         worldModel && (async (numEnvs) => tap(worldModel.envFor(scene, specs[k], numEnvs, { reward }), 'world model')),
       modelReward: reward,
@@ -41,7 +53,13 @@ export async function tabletopTrainSetup(
       trainSeed: (i) => splitSeed(scene, 'train', i),
       evalSeed: (i) => splitSeed(scene, 'heldout', i),
       trainStarts: splitSize(scene, 'train'),
-      remote: { family: 'tabletop', task: taskId, scene, ...(reward === 'shaped' && { modelReward: reward }) },
+      remote: {
+        family: 'tabletop',
+        task: taskId,
+        scene,
+        ...(reward === 'shaped' && { modelReward: reward }),
+        ...(remoteCameras && { cameras: remoteCameras }),
+      },
     }),
   );
   return { tasks, worldModel, split: (local, helpers) => SplitTransport.open(local, HELPER_ENTRY, helpers) };

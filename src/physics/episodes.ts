@@ -15,6 +15,8 @@ export interface RunSpec {
   /** First episode index inside the split; episode k uses splitSeed(split, seedOffset + k). */
   seedOffset: number;
   numEnvs: number;
+  /** Cameras the env renders (default: the scene's fixed ones): those of the policy (PolicySource.cameras). */
+  cameras?: string[];
   recordStates?: boolean;
   /** Keep each episode's final state (flat, float64) as `finalState`, without recording every step. */
   finalStates?: boolean;
@@ -30,6 +32,7 @@ export async function runEpisodes(spec: RunSpec): Promise<(StoredEpisode & { fin
     scene: spec.scene,
     taskId: spec.taskId,
     numEnvs: Math.min(spec.numEnvs, spec.episodes),
+    cameras: spec.cameras,
   });
   try {
     const policy = spec.makePolicy(env);

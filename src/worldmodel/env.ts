@@ -39,6 +39,17 @@ export function assertSameSpec(physics: EnvSpec, model: EnvSpec, what = 'world-m
     throw new Error(`${what} differs from the physics spec of ${physics.id}:\n  physics: ${a}\n  model:   ${b}`);
 }
 
+/** The spec without its image observations: what a world model is trained for. It predicts states and
+ *  renders whatever cameras the spec it runs with names, so a stored spec matches any camera choice. */
+export function withoutImages(spec: EnvSpec): EnvSpec {
+  return { ...spec, observation: spec.observation.filter((e) => e.kind !== 'image') };
+}
+
+/** Throws when a requested spec differs from the one a world model stored, other than in its cameras. */
+export function assertSameModelSpec(requested: EnvSpec, stored: EnvSpec, what: string): void {
+  assertSameSpec(withoutImages(requested), withoutImages(stored), what);
+}
+
 interface EngineSnapshot {
   states: Float64Array;
   q: Float64Array;

@@ -12,7 +12,7 @@ import { type WorldModelNetConfig, worldModelStepBuilder } from '../nn/nets/worl
 import type { RuntimeOptions } from '../nn/runtime.ts';
 import type { Scene } from '../scene/schema.ts';
 import { EnsembleDynamics } from './dynamics.ts';
-import { assertSameSpec } from './env.ts';
+import { assertSameModelSpec } from './env.ts';
 import { FEATURE_VERSION, stateLayout, type StateLimits } from './features.ts';
 
 export const WmMetaSchema = z.object({
@@ -95,7 +95,7 @@ export async function ensembleFromModel(
     throw new InputError(`${path}: trained on objects [${meta.objects}], the scene has [${names}]`);
   const stored = meta.specs[spec.id];
   if (!stored) throw new InputError(`${path}: not trained for ${spec.id} (has ${Object.keys(meta.specs).join(', ')})`);
-  assertSameSpec(spec, stored, `${path}: stored spec`);
+  assertSameModelSpec(spec, stored, `${path}: stored spec`);
   return EnsembleDynamics.create(
     model.netConfig,
     model.params,

@@ -6,7 +6,7 @@ import { ParamStore, paramRows } from '../nn/params.ts';
 import type { Scene } from '../scene/schema.ts';
 import { InputError } from '../core/errors.ts';
 import { TransitionSet, type EpisodeData } from './dataset.ts';
-import { assertSameSpec, WorldModelEnv } from './env.ts';
+import { assertSameModelSpec, WorldModelEnv } from './env.ts';
 import type { EnsembleDynamics } from './dynamics.ts';
 import { loadEnsembleDynamics, saveWmModel, type WmMeta } from './model-file.ts';
 import { VAL_ROWS, WorldModelTrainer, type FitResult, type TrainerState } from './trainer.ts';
@@ -122,7 +122,7 @@ export class OnlineWorldModel {
     const stored = this.meta.specs[spec.id];
     if (!stored)
       throw new InputError(`world model: not trained for ${spec.id} (has ${Object.keys(this.meta.specs).join(', ')})`);
-    assertSameSpec(spec, stored, 'world model: stored spec');
+    assertSameModelSpec(spec, stored, 'world model: stored spec');
     return new WorldModelEnv({
       scene,
       spec,

@@ -16,6 +16,16 @@ const PretrainOptions = ProgressFlags.merge(BcFlags).extend({
   runDir: z.string().optional(),
   rowsDir: z.string().optional(),
   resume: z.boolean().optional(),
+  cameras: z
+    .string()
+    .transform((v) => v.split(',').map((c) => c.trim()))
+    .pipe(
+      z
+        .array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'camera names are letters, digits, _ and -'))
+        .min(1, 'name at least one camera')
+        .max(2, 'a policy reads at most 2 cameras'),
+    )
+    .optional(),
   json: z.boolean().optional(),
 });
 type Opts = z.infer<typeof PretrainOptions>;
@@ -70,6 +80,11 @@ export function registerPretrain(program: Command): void {
       '--resume',
       'continue from the checkpoint in the run folder (same options and data): ' +
         'the result is bit-identical to an uninterrupted run',
+    )
+    .option(
+      '--cameras <names>',
+      "scene cameras the new policy reads, comma-separated, at most 2 (e.g. front,wrist; default: the scene's " +
+        'fixed cameras, front on scenes/tabletop.json)',
     )
     .option('--json', 'print one JSON object on stdout');
   addBcFlags(cmd).action(async (raw) => {

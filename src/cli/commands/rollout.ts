@@ -72,6 +72,7 @@ export function registerRollout(program: Command): void {
             split: opts.split,
             seedOffset: opts.seed,
             numEnvs: opts.numEnvs,
+            cameras: source.cameras,
             recordStates: true,
             makePolicy: (env) => source.make(env),
             onEpisode: (e) => bar.tick(1, `${taskId} ${e.success ? 'ok' : 'fail'}`),

@@ -74,7 +74,7 @@ export function registerShadow(program: Command): void {
       const run = async () => {
         const n = Math.min(o.numEnvs, o.episodes);
         const source = await policySource(o.policy, { noise: o.noise });
-        const real = await createTabletopEnv({ scene, taskId, numEnvs: n });
+        const real = await createTabletopEnv({ scene, taskId, numEnvs: n, cameras: source.cameras });
         const dynamics =
           o.model === 'physics'
             ? await PhysicsDynamics.create(scene, taskId, n)

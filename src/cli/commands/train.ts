@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { InputError } from '../../core/errors.ts';
 import { readInputJson } from '../../core/input-file.ts';
 import type { TrainMetrics } from '../../core/metrics.ts';
+import { camerasOf } from '../../physics/index.ts';
 import { loadPolicy } from '../../policy/model.ts';
 import {
   CodeVersionSchema,
@@ -177,6 +178,7 @@ export function registerTrain(program: Command): void {
       seed: plan.cfg.seed,
       modelReward: plan.cfg.modelReward,
       live: viewer?.hub,
+      cameras: camerasOf(model.config.cameras),
     });
     const setup = {
       tasks,
