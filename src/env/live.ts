@@ -32,6 +32,9 @@ export interface LiveFrame {
   terms: Record<string, number>;
   /** An object left the table (the episode ended as a failure). */
   offTable?: boolean;
+  /** The cameras the env renders for its policy: its image observations, image_<camera> named by the
+   *  camera (absent: the env has no image observation). */
+  cameras?: string[];
 }
 
 export interface FrameSink {
@@ -59,6 +62,7 @@ export class LiveTap implements Env, FrameSource {
   private step0 = 0;
   private instruction = '';
   private lastYield = 0;
+  private readonly cameras: string[];
 
   constructor(
     private readonly inner: Tappable,
@@ -67,6 +71,7 @@ export class LiveTap implements Env, FrameSource {
   ) {
     this.spec = inner.spec;
     this.numEnvs = inner.numEnvs;
+    this.cameras = inner.spec.observation.filter((e) => e.kind === 'image').map((e) => e.name.replace(/^image_/, ''));
     if (hasSnapshot(inner)) {
       this.snapshot = () => inner.snapshot();
       this.restore = (s) => inner.restore(s);
@@ -106,7 +111,13 @@ export class LiveTap implements Env, FrameSource {
   }
 
   private base() {
-    return { stream: this.stream, task: this.spec.id, instruction: this.instruction, bodies: this.inner.frame(0) };
+    return {
+      stream: this.stream,
+      task: this.spec.id,
+      instruction: this.instruction,
+      bodies: this.inner.frame(0),
+      ...(this.cameras.length && { cameras: this.cameras }),
+    };
   }
 
   private started(info: ResetInfo): void {

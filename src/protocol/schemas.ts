@@ -16,6 +16,9 @@ const runId = z.string().min(1).max(400).refine(isRunId, 'run id must be a relat
 
 export const HandshakeSchema = z.object({ protocol: z.number().int(), token: z.string().max(200).optional() });
 
+/** Scene camera names, as many as a policy reads. */
+const cameraList = z.array(z.string().min(1).max(100)).min(1).max(2);
+
 export const BodyPoseSchema = z.object({ name: z.string().min(1).max(100), pos: vec3, quat });
 
 export const SourceSchema = z.enum(['physics', 'world-model']);
@@ -35,6 +38,8 @@ export const FrameSchema = z.object({
   terms: z.record(z.string(), finite),
   /** An object left the table: the episode ended as a failure. */
   offTable: z.boolean().optional(),
+  /** The scene cameras the stream's policy reads (absent: the scene's first fixed camera). */
+  cameras: cameraList.optional(),
 });
 export type Frame = z.infer<typeof FrameSchema>;
 
@@ -78,6 +83,9 @@ export const ReplaySchema = z.object({
   physics: z.array(FrameSchema),
   worldModel: z.array(FrameSchema).optional(),
   divergence: z.object({ tcp_m: z.array(finite), objects_m: z.array(finite) }).optional(),
+  /** The scene cameras the run's policy reads, where the run folder says (its policy.json); absent: the
+   *  scene's first fixed camera. */
+  cameras: cameraList.optional(),
 });
 export type Replay = z.infer<typeof ReplaySchema>;
 

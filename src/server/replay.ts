@@ -1,5 +1,8 @@
 // A recorded episode as frames: physics from its recorded states (the arm posed by IK from the tool pose),
 // and the world model stepped open-loop on the episode's own actions from the same start.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
 import type { BodyPose, Branchable, Env } from '../env/types.ts';
 import type { EpisodeSummary, Frame, Replay } from '../protocol/index.ts';
 import { type EpisodeContract, readEpisodeFolder, type StoredEpisode } from '../rollout/index.ts';
@@ -81,7 +84,32 @@ function recordedFrames(
   });
 }
 
+/** A policy sidecar, as far as the viewer needs it: the image observations its network reads. */
+const PolicyCamerasSchema = z.object({ config: z.object({ cameras: z.array(z.string()).max(2) }) });
+
+/** The cameras the run's policy reads, from the sidecar a training run writes beside its policy.onnx
+ *  (policy.json): image_<camera> names of scene cameras; undefined where the folder has no readable one. */
+export function runCameras(scene: Scene, dir: string): string[] | undefined {
+  const file = join(dir, 'policy.json');
+  if (!existsSync(file)) return undefined;
+  let parsed: z.infer<typeof PolicyCamerasSchema>;
+  try {
+    parsed = PolicyCamerasSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+  } catch {
+    return undefined;
+  }
+  const have = new Set(scene.cameras.map((c) => c.name));
+  const cameras = parsed.config.cameras.map((n) => n.replace(/^image_/, ''));
+  return cameras.length && cameras.every((c) => have.has(c)) ? cameras : undefined;
+}
+
 export async function replayEpisode(src: ReplaySources, run: string, dir: string, index: number): Promise<Replay> {
+  const replay = await replayFrames(src, run, dir, index);
+  const cameras = runCameras(src.scene, dir);
+  return cameras ? { ...replay, cameras } : replay;
+}
+
+async function replayFrames(src: ReplaySources, run: string, dir: string, index: number): Promise<Replay> {
   const { episodes } = readEpisodeFolder(dir, src.contract);
   const e = episodes[index];
   if (!e) throw new RangeError(`run "${run}" has ${episodes.length} episodes, no episode ${index}`);

@@ -191,6 +191,25 @@ describeWith(CHROMIUM)('viewer in headless Chromium', () => {
     expect(last).toBe('push physics live');
   });
 
+  it('shows both policy cameras, side by side, for a stream whose policy reads front and wrist', async () => {
+    expect(await state<string[]>('policyCameras')).toEqual(['front']);
+    expect(await page.locator('#policy-cam-2').isVisible()).toBe(false);
+    const cameras = ['front', 'wrist'];
+    const env = await createTabletopEnv({ scene: SCENE, taskId: 'tabletop/pick-place', numEnvs: 1, cameras });
+    const tapped = tapFrames(env, server.hub, 'pick-place front+wrist');
+    try {
+      await tapped.reset({ seed: 0 }); // announces the stream
+      await expect.poll(() => page.locator('#streams option').count()).toBe(3);
+      await page.selectOption('#streams', 'pick-place front+wrist');
+      await collectEpisodes(tapped, randomPolicy(env.spec, 0), { seeds: [1] });
+      await expect.poll(() => state<string[]>('policyCameras')).toEqual(cameras);
+      expect(await page.locator('#policy-cam-2').isVisible()).toBe(true);
+      expect(await page.locator('#policy-cam-2-label').innerText()).toBe('wrist');
+    } finally {
+      env.close();
+    }
+  });
+
   it('replays a recorded episode: the episode list fills, the canvas moves, the dynamics switch changes the view', async () => {
     await page.click('button[data-tab=runs]');
     await page.selectOption('#runs', 'wmrl-seed1'); // curves of a real training run

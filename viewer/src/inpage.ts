@@ -107,7 +107,10 @@ export function setupInPage(scene: Scene, player: Player, status: (text: string)
         let v = await all[d].reset({ task, seed, instruction: typed || undefined });
         for (;;) {
           frames.push(toFrame(v, d, task));
-          if (d === use[0]) track.images!.push({ data: v.image, width: v.imageWidth, height: v.imageHeight });
+          if (d === use[0])
+            track.images!.push(
+              v.views.map((x) => ({ camera: x.camera, data: x.data, width: v.imageWidth, height: v.imageHeight })),
+            );
           status(`${d}: step ${v.step}`);
           if (v.done || v.step >= steps) break;
           v = await all[d].step();

@@ -15,7 +15,7 @@ import { connect, request } from './connection.ts';
 import { setupInPage } from './inpage.ts';
 import { drawChart } from './plot.ts';
 import { TabletopView } from './scene3d.ts';
-import { Player, type Track } from './player.ts';
+import { Player, type PolicyView, type Track } from './player.ts';
 import { RunView, runLabel } from './run-view.ts';
 
 type Tab = 'live' | 'runs' | 'inpage';
@@ -33,12 +33,16 @@ export const viewerState = {
   curveSeries: 0,
   curveRuns: [] as string[],
   curvePanels: [] as string[],
+  /** The cameras the policy-camera panel shows now. */
+  policyCameras: [] as string[],
 };
 (window as unknown as { wmrlViewer: unknown }).wmrlViewer = viewerState;
 
 let scene: Scene | null = null;
 let view: TabletopView | null = null;
-let camera: Renderer | null = null;
+/** Renderers of the policy cameras, made on first use; the default: the scene's first fixed camera. */
+const cameras = new Map<string, Renderer>();
+let defaultCamera: string | null = null;
 let tab: Tab = 'live';
 let liveRun: string | null = null;
 let liveKind: LiveKind = 'training';
@@ -67,9 +71,8 @@ function show(track: Track, t: number): void {
   const main = mode === 'world-model' ? (wm ?? phys) : (phys ?? wm);
   view.show(main?.bodies, mode === 'side-by-side' ? wm?.bodies : undefined);
   viewerState.framesShown++;
-  const image = track.images?.[t];
-  if (image) drawImage(image.data, image.width, image.height);
-  else if (main && camera) drawImage(camera.render(main.bodies), camera.width, camera.height);
+  const views = track.images?.[t] ?? (main ? renderViews(main.cameras ?? track.cameras, main.bodies) : []);
+  drawViews(views);
   const div = track.divergence;
   drawChart(
     $<HTMLCanvasElement>('divergence'),
@@ -92,8 +95,40 @@ function show(track: Track, t: number): void {
   $('stepinfo').textContent = `${t} / ${Math.max(0, track.physics.length - 1)}`;
 }
 
-function drawImage(rgb: Uint8Array, w: number, h: number): void {
-  const canvas = $<HTMLCanvasElement>('policy-cam');
+/** The policy's cameras (default: the scene's first fixed one) rendered from a frame's body poses. */
+function renderViews(names: readonly string[] | undefined, bodies: Frame['bodies']): PolicyView[] {
+  if (!scene) return [];
+  const views: PolicyView[] = [];
+  for (const name of names ?? (defaultCamera ? [defaultCamera] : [])) {
+    if (!scene.cameras.some((c) => c.name === name)) continue;
+    if (!cameras.has(name)) cameras.set(name, createRenderer(scene, name));
+    const r = cameras.get(name)!;
+    try {
+      views.push({ camera: name, data: r.render(bodies), width: r.width, height: r.height });
+    } catch {
+      // a wrist camera needs the palm's pose: a frame without it shows the other cameras only
+    }
+  }
+  return views;
+}
+
+/** One canvas per view (at most two, side by side), each labelled with its camera. */
+function drawViews(views: readonly PolicyView[]): void {
+  const shown = views.slice(0, 2);
+  $('policy-cams').classList.toggle('two', shown.length === 2);
+  $('policy-cam-2').parentElement!.hidden = shown.length < 2;
+  $('policy-cam-title').textContent =
+    shown.length === 2 ? 'Policy cameras (as it sees them)' : 'Policy camera (as it sees it)';
+  shown.forEach((v, k) => {
+    const id = k === 0 ? 'policy-cam' : 'policy-cam-2';
+    drawImage(id, v.data, v.width, v.height);
+    $(`${id}-label`).textContent = v.camera;
+  });
+  viewerState.policyCameras = shown.map((v) => v.camera);
+}
+
+function drawImage(id: string, rgb: Uint8Array, w: number, h: number): void {
+  const canvas = $<HTMLCanvasElement>(id);
   canvas.width = w;
   canvas.height = h;
   const ctx = canvas.getContext('2d')!;
@@ -139,7 +174,7 @@ function setTab(next: Tab): void {
 function clearStage(): void {
   player.setTrack({ physics: [] });
   view?.show(undefined);
-  $<HTMLCanvasElement>('policy-cam').getContext('2d')?.clearRect(0, 0, 64, 64);
+  for (const id of ['policy-cam', 'policy-cam-2']) $<HTMLCanvasElement>(id).getContext('2d')?.clearRect(0, 0, 64, 64);
   $('frameinfo').textContent = '';
   $('stepinfo').textContent = '';
 }
@@ -149,8 +184,8 @@ const socket = connect(
     scene = SceneSchema.parse(hello.scene);
     viewerState.connected = true;
     view ??= new TabletopView($<HTMLCanvasElement>('view'), scene);
-    const fixed = scene.cameras.find((c) => c.mount === 'fixed');
-    camera = fixed ? createRenderer(scene, fixed.name) : null;
+    cameras.clear();
+    defaultCamera = scene.cameras.find((c) => c.mount === 'fixed')?.name ?? null;
     setupInPage(scene, player, (text) => ($('ip-status').textContent = text));
     liveRun = hello.liveRun ?? null;
     liveKind = hello.liveKind ?? 'training';
@@ -238,7 +273,10 @@ async function openRun(id: string): Promise<void> {
 
 async function openEpisode(run: string, index: number): Promise<void> {
   const replay = await request(socket, 'episode:replay', ReplaySchema, { run, index });
-  player.setTrack({ physics: replay.physics, worldModel: replay.worldModel, divergence: replay.divergence }, 0);
+  player.setTrack(
+    { physics: replay.physics, worldModel: replay.worldModel, divergence: replay.divergence, cameras: replay.cameras },
+    0,
+  );
   player.play();
 }
 

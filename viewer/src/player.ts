@@ -6,8 +6,18 @@ export interface Track {
   physics: Frame[];
   worldModel?: Frame[];
   divergence?: Replay['divergence'];
-  /** The policy camera as the policy saw it (in-page runs). */
-  images?: { data: Uint8Array; width: number; height: number }[];
+  /** Per step, every camera the policy reads as it saw it (in-page runs). */
+  images?: PolicyView[][];
+  /** The scene cameras the track's policy reads (a replay's run policy); frames may name their own. */
+  cameras?: string[];
+}
+
+/** One camera image as the policy saw it. */
+export interface PolicyView {
+  camera: string;
+  data: Uint8Array;
+  width: number;
+  height: number;
 }
 
 const STEP_MS = 100;

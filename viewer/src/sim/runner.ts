@@ -6,7 +6,7 @@ import type { BatchObs, BodyPose, Env, FrameSource } from '../../../src/env/type
 import type { ModelBytes } from '../../../src/nn/model-bytes.ts';
 import type { OrtBinding } from '../../../src/nn/runtime.ts';
 import { createTabletopEnv } from '../../../src/physics/env.ts';
-import { fixedCameras, tabletopSpec } from '../../../src/tabletop/spec.ts';
+import { camerasOf, tabletopSpec } from '../../../src/tabletop/spec.ts';
 import { policyFromBytes } from '../../../src/policy/model-bytes.ts';
 import { PolicySampler, samplerPolicy } from '../../../src/policy/sampler.ts';
 import { specInterfaceHash } from '../../../src/policy/spec-config.ts';
@@ -65,10 +65,12 @@ export interface StepView {
   offTable?: boolean;
   /** The text the policy reads. */
   instruction: string;
-  /** The policy camera's HxWx3 RGB, exactly as the policy sees it. */
+  /** The policy's first camera's HxWx3 RGB, exactly as the policy sees it. */
   image: Uint8Array;
   imageWidth: number;
   imageHeight: number;
+  /** Every camera the policy reads (the first is `image`), by scene camera name. */
+  views: { camera: string; data: Uint8Array }[];
 }
 
 /** A task's env (numEnvs 1) and, for the world model, the dynamics it does not own. */
@@ -187,12 +189,16 @@ export class InPageRunner {
   private view(
     slot: Slot,
     obs: BatchObs,
-    v: Omit<StepView, 'bodies' | 'image' | 'imageWidth' | 'imageHeight'>,
+    v: Omit<StepView, 'bodies' | 'image' | 'imageWidth' | 'imageHeight' | 'views'>,
   ): StepView {
     const [imageHeight, imageWidth] = this.sampler.config.imageSize;
+    const { cameras } = this.sampler.config;
     // envs reuse their buffers
-    const image = (obs[this.sampler.config.cameras[0]] as Uint8Array).slice(0, imageHeight * imageWidth * 3);
-    return { ...v, bodies: slot.env.frame(0), image, imageWidth, imageHeight };
+    const views = camerasOf(cameras).map((camera, k) => ({
+      camera,
+      data: (obs[cameras[k]] as Uint8Array).slice(0, imageHeight * imageWidth * 3),
+    }));
+    return { ...v, bodies: slot.env.frame(0), image: views[0].data, imageWidth, imageHeight, views };
   }
 
   /** The env of a task, made on first use (a failed attempt is not kept). */
@@ -208,10 +214,12 @@ export class InPageRunner {
 
   private async makeSlot(taskId: string): Promise<Slot> {
     const scene = this.scene;
-    const spec = tabletopSpec(scene, taskId, fixedCameras(scene));
+    // the envs render exactly the cameras the policy reads
+    const cameras = camerasOf(this.sampler.config.cameras);
+    const spec = tabletopSpec(scene, taskId, cameras);
     if (this.specHash !== specInterfaceHash(spec))
       throw new Error(`policy was made for a different observation/action interface than ${taskId}`);
-    if (!this.worldModel) return { env: await createTabletopEnv({ scene, taskId, numEnvs: 1 }) };
+    if (!this.worldModel) return { env: await createTabletopEnv({ scene, taskId, numEnvs: 1, cameras }) };
     const dynamics = await ensembleFromModel(this.worldModel.model, this.worldModel.name, scene, spec, {
       ort: this.opts.ort,
     });
