@@ -220,8 +220,11 @@ export async function dagger(
       commit();
       hooks.onRound?.(r);
     }
-    // every round trains a network reading the starting policy's cameras (its content keys the rounds)
-    const cameras = camerasOf((await loadPolicy(o.policy)).config.cameras);
+    // every round trains a network reading the starting policy's cameras, through its kind of second-camera
+    // encoder (its content keys the rounds)
+    const start = (await loadPolicy(o.policy)).config;
+    const cameras = camerasOf(start.cameras);
+    const secondEncoder = start.secondConv ? ('light' as const) : undefined;
     for (let k = state.rounds.length; k <= o.rounds; k++) {
       const share = o.expertShare * o.decay ** (k - 1);
       const roundDir = join(o.dir, `round-${k}`);
@@ -248,6 +251,7 @@ export async function dagger(
         {
           ...o.train,
           cameras,
+          secondEncoder,
           data,
           out: join(o.dir, policy),
           runDir,

@@ -14,7 +14,15 @@ import { checkCameras, fixedCameras, nonDefaultCameras, tabletopSpec } from '../
 import { type BcData, BcTrainer } from '../policy/bc.ts';
 import { type BcCheckpoint, loadBcCheckpoint, saveBcCheckpoint } from '../policy/bc-checkpoint.ts';
 import { loadPolicy, savePolicy } from '../policy/model.ts';
-import { type HeadName, type PresetName, PRETRAIN_SIZES, sceneWords, withHead } from '../policy/presets.ts';
+import {
+  type HeadName,
+  type PresetName,
+  PRETRAIN_SIZES,
+  type SecondEncoderName,
+  sceneWords,
+  withHead,
+  withSecondEncoder,
+} from '../policy/presets.ts';
 import { specInterfaceHash, vlaConfigFromSpec } from '../policy/spec-config.ts';
 import { WordTokenizer } from '../policy/tokenizer.ts';
 import { type VlaConfig, vlaForwardBuilder } from '../policy/vla.ts';
@@ -77,6 +85,9 @@ export interface PretrainOptions {
   /** Scene cameras the new policy reads (its image_<camera> inputs, in this order; at most 2, one size);
    *  default pretrainCameras(scene). */
   cameras?: string[];
+  /** The second camera's encoder (absent: shared, the first camera's; light: its own cheaper one, only with
+   *  2 cameras). */
+  secondEncoder?: SecondEncoderName;
 }
 
 /** The cameras of a new policy when none are asked for: the scene's fixed cameras (front only on
@@ -167,6 +178,8 @@ function runKey(
     ...(o.selectEvery ? { selectEvery: o.selectEvery, selectEpisodes: o.selectEpisodes ?? SELECT_EPISODES } : {}),
     // absent with the scene's fixed cameras, so earlier runs still resume
     ...(cameras ? { cameras } : {}),
+    // absent with the shared encoder, so earlier runs still resume
+    ...(o.secondEncoder && o.secondEncoder !== 'shared' ? { secondEncoder: o.secondEncoder } : {}),
   };
 }
 
@@ -184,7 +197,9 @@ async function initParams(path: string, config: VlaConfig): Promise<ParamStore> 
     throw new InputError(`--init: ${e.message}`);
   });
   if (canonicalJson(loaded.config) !== canonicalJson(config))
-    throw new InputError(`--init: ${path} is another network than --size, --head and the data's vocabulary make`);
+    throw new InputError(
+      `--init: ${path} is another network than --size, --head, --cameras, --second-encoder and the data's vocabulary make`,
+    );
   return loaded.params;
 }
 
@@ -193,13 +208,22 @@ export async function pretrain(o: PretrainOptions, hooks: PretrainHooks = {}): P
   checkOutputFile(o.out, '--out');
   checkOutputDir(o.runDir, '--run-dir');
   const folders = readData(o);
-  checkCameras(folders[0].scene, o.cameras ?? pretrainCameras(folders[0].scene));
+  const cameras = checkCameras(folders[0].scene, o.cameras ?? pretrainCameras(folders[0].scene));
+  checkSecondEncoder(o.secondEncoder, cameras);
   const locks = [lockFile(o.out, '--out'), lockFolder(o.runDir, '--run-dir')];
   try {
     return await train(o, folders, hooks);
   } finally {
     for (const l of locks) l.release();
   }
+}
+
+/** A second camera's own encoder needs a second camera. */
+function checkSecondEncoder(kind: SecondEncoderName | undefined, cameras: readonly string[]): void {
+  if (kind === 'light' && cameras.length !== 2)
+    throw new InputError(
+      `--second-encoder: light is the second camera's own encoder, but the policy reads ${cameras.length} camera (${cameras.join(', ')}); add --cameras with two, e.g. front,wrist`,
+    );
 }
 
 async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainHooks): Promise<PretrainResult> {
@@ -210,7 +234,13 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
   const spec = tabletopSpec(scene, folders.find((f) => f.demos.length)!.demos[0].task, cameras);
   const words = sceneWords(scene);
   const tokenizer = WordTokenizer.fromCorpus(words.corpus, { maxLength: words.maxLength });
-  const config = vlaConfigFromSpec(spec, tokenizer.config, withHead(PRETRAIN_SIZES[o.size], o.head ?? 'independent'));
+  const image = spec.observation.find((e) => e.kind === 'image');
+  const sizes = withHead(PRETRAIN_SIZES[o.size], o.head ?? 'independent');
+  const config = vlaConfigFromSpec(
+    spec,
+    tokenizer.config,
+    image ? withSecondEncoder(sizes, o.secondEncoder ?? 'shared', [image.shape[0], image.shape[1]]) : sizes,
+  );
   const initBytes = o.init ? readInputFile(o.init, 'policy file (--init)') : null;
   const run = runKey(o, dataHashOf(folders), initBytes && sha256Hex(initBytes), nonDefaultCameras(scene, cameras));
   const ck = resumeCheckpoint(o.runDir, run, o.resume, loadBcCheckpoint);
@@ -248,7 +278,8 @@ async function train(o: PretrainOptions, folders: DataFolder[], hooks: PretrainH
       notes:
         `behaviour cloning on ${demos} demos (${rows.size} steps) from ${o.data.join(', ')} ` +
         `(noise ${noise}, DART labels, counterfactual ${o.counterfactual}); ` +
-        `size ${o.size}${o.head === 'autoregressive' ? ', autoregressive head' : ''}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}, word dropout ${o.wordDropout ?? 0}`,
+        `size ${o.size}${o.head === 'autoregressive' ? ', autoregressive head' : ''}` +
+        `${o.secondEncoder === 'light' ? ', light second-camera encoder' : ''}, batch ${o.batch}, lr ${o.lr}, shift ${o.shift}, word dropout ${o.wordDropout ?? 0}`,
     },
     specHash: specInterfaceHash(spec),
   });

@@ -3,6 +3,7 @@
 import type { Scene } from '../scene/index.ts';
 import { VLA_SIZES_DEFAULT, VLA_SIZES_TINY, type VlaSizes } from './spec-config.ts';
 import { splitWords } from './tokenizer.ts';
+import type { VlaConfigInput } from './vla.ts';
 
 /** Network presets: tiny, default (the benchmarked ~0.4 M-parameter VLA) and mid (three stride-2 convs
  *  keep an 8x8 feature map, so the flattened features keep where things are). */
@@ -104,6 +105,45 @@ export const TABLETOP_AR_EMBED = 64;
 export function withHead(sizes: VlaSizes, head: HeadName): VlaSizes {
   const { autoregressive: _, ...rest } = sizes;
   return head === 'autoregressive' ? { ...rest, autoregressive: { embedDim: TABLETOP_AR_EMBED } } : rest;
+}
+
+/** The second camera's encoder of a tabletop preset (`--second-encoder`, only with 2 cameras): 'shared' reads
+ *  it with the first camera's encoder (the same weights, twice the encoder's cost); 'light' gives it its own,
+ *  cheaper encoder (vla.ts `secondConv`, lightSecondConv). */
+export const SECOND_ENCODER_NAMES = ['shared', 'light'] as const;
+export type SecondEncoderName = (typeof SECOND_ENCODER_NAMES)[number];
+
+/** Channels of every layer of the light second-camera encoder. */
+export const LIGHT_CHANNELS = 16;
+
+/** The light second-camera encoder of `sizes` on `imageSize` images: a 4x4 stride-4 patch embedding
+ *  (non-overlapping patches) then 3x3 convs, all 16 channels; stride 2 while the map is larger than the first
+ *  encoder's last map, at least one conv and at least `film` layers in all (the FiLM-modulated ones). On
+ *  roles16 and keypoints16 (16x16 maps, FiLM 2): [16 4x4/4, 16 3x3/1], 16 keypoints of a 16x16 map. */
+export function lightSecondConv(sizes: VlaSizes, imageSize: readonly [number, number]): VlaConfigInput['conv'] {
+  const conv = sizes.conv ?? [];
+  if (!conv.length) throw new Error('lightSecondConv: the first encoder has no conv layers');
+  const side = (n: number) => conv.reduce((s, l) => Math.floor((s + 2 * l.pad - l.k) / l.stride) + 1, n);
+  const target = Math.max(side(imageSize[0]), side(imageSize[1]));
+  const layers = [{ out: LIGHT_CHANNELS, k: 4, stride: 4, pad: 0 }];
+  let map = Math.floor(Math.max(...imageSize) / 4);
+  while (layers.length < 2 || map > target || layers.length < (sizes.film ?? 0)) {
+    const stride = map > target ? 2 : 1;
+    layers.push({ out: LIGHT_CHANNELS, k: 3, stride, pad: 1 });
+    map = Math.floor((map - 1) / stride) + 1;
+  }
+  return layers;
+}
+
+/** `sizes` with the second camera's encoder `kind` for `imageSize` images (shared: the sizes as they are,
+ *  less any second encoder). */
+export function withSecondEncoder(
+  sizes: VlaSizes,
+  kind: SecondEncoderName,
+  imageSize: readonly [number, number],
+): VlaSizes {
+  const { secondConv: _, ...rest } = sizes;
+  return kind === 'light' ? { ...rest, secondConv: lightSecondConv(sizes, imageSize) } : rest;
 }
 
 /** Every instruction template and object/target phrase of the scene: the tokenizer's corpus, so

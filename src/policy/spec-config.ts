@@ -9,6 +9,7 @@ import { type VlaConfig, type VlaConfigInput, parseVlaConfig } from './vla.ts';
 export type VlaSizes = Pick<
   VlaConfigInput,
   | 'conv'
+  | 'secondConv'
   | 'imageFeatures'
   | 'embedDim'
   | 'pooling'
@@ -52,7 +53,7 @@ export const VLA_SIZES_TINY: VlaSizes = {
 
 /** Builds a VLA config for `spec`: image entries (0-2, same size) are the cameras, the single text entry is
  *  the instruction, a single rank-1 box entry (if any) is proprioception; every action must be discrete.
- *  Without images the sizes' image settings (conv, imageFeatures, film, keypoints) are dropped. */
+ *  Without images the sizes' image settings (conv, secondConv, imageFeatures, film, keypoints) are dropped. */
 export function vlaConfigFromSpec(spec: EnvSpec, tokenizer: TokenizerConfig, sizes: VlaSizes): VlaConfig {
   const images = spec.observation.filter((e) => e.kind === 'image');
   const texts = spec.observation.filter((e) => e.kind === 'text');
@@ -75,7 +76,8 @@ export function vlaConfigFromSpec(spec: EnvSpec, tokenizer: TokenizerConfig, siz
       `spec ${spec.id}: action "${bad.name}" is not discrete (the VLA has one categorical head per dimension)`,
     );
   const { proprioHidden, ...rest } = sizes;
-  if (!images.length) for (const k of ['conv', 'imageFeatures', 'film', 'keypoints'] as const) delete rest[k];
+  if (!images.length)
+    for (const k of ['conv', 'secondConv', 'imageFeatures', 'film', 'keypoints'] as const) delete rest[k];
   return parseVlaConfig({
     ...rest,
     cameras: images.map((e) => e.name),

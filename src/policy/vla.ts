@@ -1,7 +1,8 @@
-// The VLA policy network: camera images (none for a text-only agent) through a shared conv encoder, the
-// instruction through a word embedding (masked mean, attention or role pooling), proprioception (or any box of
-// features) through an MLP, fused by an MLP trunk into one categorical head per action dimension, either
-// independent or autoregressive over the earlier dimensions' tokens. Browser-safe.
+// The VLA policy network: camera images (none for a text-only agent) through a conv encoder (a second camera
+// through the same one or its own, cheaper `secondConv`), the instruction through a word embedding (masked
+// mean, attention or role pooling), proprioception (or any box of features) through an MLP, fused by an MLP
+// trunk into one categorical head per action dimension, either independent or autoregressive over the
+// earlier dimensions' tokens. Browser-safe.
 import { z } from 'zod';
 import { DYN, type Graph, type Tensor } from '../nn/ir.ts';
 import * as o from '../nn/ops.ts';
@@ -10,21 +11,27 @@ import { PAD_ID, TokenizerConfigSchema } from './tokenizer.ts';
 
 const obsName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'lower_snake_case name');
 
+const ConvLayers = z.array(
+  z.object({
+    out: z.number().int().positive(),
+    k: z.number().int().positive(),
+    stride: z.number().int().positive(),
+    pad: z.number().int().min(0),
+  }),
+);
+
 export const VlaConfigSchema = z.object({
   /** Observation names of the cameras (0, 1 or 2), each uint8 [N, H, W, 3]; none: no image encoder. */
   cameras: z.array(obsName).max(2).default(['image']),
   imageSize: z.tuple([z.number().int().positive(), z.number().int().positive()]).default([64, 64]),
   /** The image encoder's conv layers: at least one with cameras, none (the default) without them. */
-  conv: z
-    .array(
-      z.object({
-        out: z.number().int().positive(),
-        k: z.number().int().positive(),
-        stride: z.number().int().positive(),
-        pad: z.number().int().min(0),
-      }),
-    )
-    .default([]),
+  conv: ConvLayers.default([]),
+  /** The second camera's own encoder (only with 2 cameras): its conv layers (weights vla.cam1.*), FiLM on
+   *  its last `film` layers, the same keypoints setting and its own image fc to `imageFeatures`. Absent: the
+   *  second camera goes through the first camera's encoder (shared weights, twice its cost). A first layer
+   *  with k = stride and pad 0 is a patch embedding. Optional without a default so that older configs (and
+   *  their sidecars) stay byte-identical. */
+  secondConv: ConvLayers.min(1).optional(),
   /** Width of the image features: required with cameras, absent without them. */
   imageFeatures: z.number().int().positive().optional(),
   /** FiLM (Perez et al. 2018): the last `film` conv layers are modulated by the instruction embedding,
@@ -84,7 +91,7 @@ export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
     if (r.data.imageFeatures === undefined) throw new Error('VLA config: imageFeatures: required with cameras');
   } else {
     const extra =
-      (['imageFeatures', 'film', 'keypoints'] as const).find((k) => r.data[k] !== undefined) ??
+      (['imageFeatures', 'film', 'keypoints', 'secondConv'] as const).find((k) => r.data[k] !== undefined) ??
       (r.data.conv.length ? 'conv' : null);
     if (extra) throw new Error(`VLA config: ${extra}: an image setting, but there are no cameras`);
   }
@@ -92,6 +99,13 @@ export function parseVlaConfig(c: VlaConfigInput): VlaConfig {
     throw new Error(`VLA config: roles: set, but pooling is "${r.data.pooling}", not "roles"`);
   if ((r.data.film ?? 0) > r.data.conv.length)
     throw new Error(`VLA config: film: ${r.data.film} layers but only ${r.data.conv.length} conv layers`);
+  const second = r.data.secondConv;
+  if (second && r.data.cameras.length !== 2)
+    throw new Error(
+      `VLA config: secondConv: the second camera's encoder, but there ${r.data.cameras.length === 1 ? 'is 1 camera' : `are ${r.data.cameras.length} cameras`}`,
+    );
+  if (second && (r.data.film ?? 0) > second.length)
+    throw new Error(`VLA config: secondConv: ${second.length} conv layers, fewer than the ${r.data.film} FiLM layers`);
   return r.data;
 }
 
@@ -167,7 +181,17 @@ interface TextCode {
   film(j: number): Tensor;
 }
 
-function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: TextCode | null): Tensor {
+type ConvLayer = VlaConfig['conv'][number];
+
+/** One camera's encoder: conv `layers` (weights `${prefix}conv<i>`, FiLM generators `${prefix}film<i>` on the
+ *  last `film` layers), keypoints as the config says, then the image fc `${prefix}img.fc`. */
+function encodeImage(
+  img: Tensor,
+  c: VlaConfig,
+  layers: readonly ConvLayer[],
+  prefix: string,
+  text: TextCode | null,
+): Tensor {
   // NHWC -> NCHW on the uint8 pixels (a quarter of the bytes of the float image), then (p - 128) / 255:
   // one DequantizeLinear pass in float32 graphs, the same arithmetic spelled out in float64 ones.
   const chw = o.transpose(img, [0, 3, 1, 2]);
@@ -176,11 +200,11 @@ function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: Tex
       ? o.dequantize(chw, 1 / 255, 128)
       : o.mul(o.sub(o.cast(chw, 'float64'), 128), 1 / 255);
   let pre = x;
-  c.conv.forEach((l, i) => {
-    pre = L.conv2d(x, `vla.conv${i}`, l.out, l.k, { stride: l.stride, pad: l.pad });
-    const firstFilm = c.conv.length - (c.film ?? 0);
+  layers.forEach((l, i) => {
+    pre = L.conv2d(x, `${prefix}conv${i}`, l.out, l.k, { stride: l.stride, pad: l.pad });
+    const firstFilm = layers.length - (c.film ?? 0);
     if (text && i >= firstFilm) {
-      const gb = L.linear(text.film(i - firstFilm), `vla.film${i}`, 2 * l.out, { std: 0.01 }); // [N, 2C]
+      const gb = L.linear(text.film(i - firstFilm), `${prefix}film${i}`, 2 * l.out, { std: 0.01 }); // [N, 2C]
       const gamma = o.reshape(o.slice(gb, 1, 0, l.out), [DYN, l.out, 1, 1]);
       const beta = o.reshape(o.slice(gb, 1, l.out, 2 * l.out), [DYN, l.out, 1, 1]);
       pre = o.add(o.mul(pre, o.add(gamma, 1)), beta);
@@ -191,7 +215,9 @@ function encodeImage(img: Tensor, c: VlaConfig, imageFeatures: number, text: Tex
   const kp = c.keypoints ?? 'off';
   if (kp !== 'replace') parts.push(o.reshape(x, [DYN, x.shape[1] * x.shape[2] * x.shape[3]]));
   if (kp !== 'off') parts.push(spatialSoftmax(pre));
-  return L.activate(L.linear(parts.length > 1 ? o.concat(parts, 1) : parts[0], 'vla.img.fc', imageFeatures), c.act);
+  const feats = parts.length > 1 ? o.concat(parts, 1) : parts[0];
+  // parseVlaConfig: imageFeatures is defined whenever there are cameras
+  return L.activate(L.linear(feats, `${prefix}img.fc`, c.imageFeatures ?? 0), c.act);
 }
 
 function encodeText(tokens: Tensor, c: VlaConfig): TextCode {
@@ -255,10 +281,12 @@ function vlaTrunk(inputs: VlaInputs, c: VlaConfig): Tensor {
   const g = inputs.tokens.graph;
   // Without FiLM the images are encoded first (the parameter order of older models).
   const early = (c.film ?? 0) > 0 ? encodeText(inputs.tokens, c) : null;
-  const width = c.imageFeatures ?? 0; // parseVlaConfig: defined whenever there are cameras
-  const feats = inputs.images.map((img, i) =>
-    i === 0 ? encodeImage(img, c, width, early) : g.withReuse(() => encodeImage(img, c, width, early)),
-  );
+  // The second camera has its own encoder (secondConv) or the first camera's (shared weights).
+  const feats = inputs.images.map((img, i) => {
+    if (i === 0) return encodeImage(img, c, c.conv, 'vla.', early);
+    if (c.secondConv) return encodeImage(img, c, c.secondConv, 'vla.cam1.', early);
+    return g.withReuse(() => encodeImage(img, c, c.conv, 'vla.', early));
+  });
   feats.push((early ?? encodeText(inputs.tokens, c)).all);
   if (inputs.proprio && c.proprio)
     feats.push(L.activate(L.linear(inputs.proprio, 'vla.proprio.fc', c.proprio.hidden), c.act));

@@ -11,6 +11,10 @@ describe('collect / pretrain / dagger / eval flag errors name the flag', () => {
     [['pretrain', '--data', '/tmp/does-not-exist', '--out', '/tmp/m.onnx'], /does-not-exist/],
     [['pretrain', '--data', '/tmp/x', '--out', 'm.onnx', '--head', 'joint'], /--head: .*"autoregressive"/],
     [
+      ['pretrain', '--data', '/tmp/x', '--out', 'm.onnx', '--second-encoder', 'heavy'],
+      /--second-encoder: .*"shared"\|"light" \(got "heavy"\)/,
+    ],
+    [
       ['dagger', '--data', '/tmp/x', '--policy', 'p.onnx', '--out', 'm.onnx', '--head', 'joint'],
       /--head: .*"independent"\|"autoregressive" \(got "joint"\)/,
     ],

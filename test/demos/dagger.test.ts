@@ -17,8 +17,13 @@ import {
   readDemoFolder,
   writeDemoFolder,
 } from '../../src/demos/index.ts';
-import { ACTION_NAMES, createTabletopEnv, ScriptedExpert } from '../../src/physics/index.ts';
+import { Graph } from '../../src/nn/ir.ts';
+import { ParamStore } from '../../src/nn/params.ts';
+import { ACTION_NAMES, createTabletopEnv, ScriptedExpert, tabletopSpec } from '../../src/physics/index.ts';
 import { loadPolicy, savePolicy } from '../../src/policy/model.ts';
+import { PRETRAIN_SIZES, lightSecondConv } from '../../src/policy/presets.ts';
+import { specInterfaceHash } from '../../src/policy/spec-config.ts';
+import { parseVlaConfig, vlaForwardBuilder } from '../../src/policy/vla.ts';
 
 const scene = loadScene(undefined);
 const taskId = 'tabletop/pick-place';
@@ -144,6 +149,28 @@ describe('wmrl dagger rounds', () => {
     for (const f of ['round-2/policy.onnx', 'round-2/demos/labels.bin', 'round-2/demos/episodes.bin', 'rounds.json'])
       expect(readFileSync(join(again, f)).equals(readFileSync(join(dir, f))), f).toBe(true);
   }, 240_000);
+
+  it('rounds from a front+wrist policy with the light wrist encoder train the same network', async () => {
+    const tiny = await loadPolicy('models/tiny-policy.onnx');
+    const config = parseVlaConfig({
+      ...tiny.config,
+      cameras: ['image_front', 'image_wrist'],
+      secondConv: lightSecondConv(PRETRAIN_SIZES.tiny, [64, 64]),
+    });
+    const g = new Graph();
+    vlaForwardBuilder(config)(g);
+    const policy = join(tmp, 'light', 'bc.onnx');
+    mkdirSync(join(tmp, 'light'), { recursive: true });
+    await savePolicy(policy, config, ParamStore.init(g.params, 1), {
+      provenance: tiny.sidecar.provenance,
+      specHash: specInterfaceHash(tabletopSpec(scene, taskId, ['front', 'wrist'])),
+    });
+    // --from previous fine-tunes the starting policy, which only works on exactly its network
+    const r = await dagger(options(join(tmp, 'light', 'rounds'), { policy }), join(tmp, 'light.onnx'));
+    expect(r.rounds.map((x) => x.round)).toEqual([0, 1]);
+    const round1 = await loadPolicy(join(tmp, 'light', 'rounds', 'round-1', 'policy.onnx'));
+    expect(round1.config).toEqual(config);
+  }, 120_000);
 });
 
 describe('wmrl dagger keys its rounds by content', () => {

@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { pretrain, type PretrainSummary } from '../../demos/index.ts';
+import { SECOND_ENCODER_NAMES } from '../../policy/presets.ts';
 import { BcFlags, addBcFlags } from '../bc-flags.ts';
 import { parseOptions, printJson } from '../options.ts';
 import { type ProgressBar, ProgressFlags, addProgressFlags, progressBar } from '../progress.ts';
@@ -26,6 +27,7 @@ const PretrainOptions = ProgressFlags.merge(BcFlags).extend({
         .max(2, 'a policy reads at most 2 cameras'),
     )
     .optional(),
+  secondEncoder: z.enum(SECOND_ENCODER_NAMES),
   json: z.boolean().optional(),
 });
 type Opts = z.infer<typeof PretrainOptions>;
@@ -85,6 +87,12 @@ export function registerPretrain(program: Command): void {
       '--cameras <names>',
       "scene cameras the new policy reads, comma-separated, at most 2 (e.g. front,wrist; default: the scene's " +
         'fixed cameras, front on scenes/tabletop.json)',
+    )
+    .option(
+      '--second-encoder <kind>',
+      `the second camera's encoder: ${SECOND_ENCODER_NAMES.join(' | ')} (shared: the first camera's, twice its ` +
+        'cost; light: its own 16-channel patch-embedding encoder, about a third of the cost; needs 2 cameras)',
+      'shared',
     )
     .option('--json', 'print one JSON object on stdout');
   addBcFlags(cmd).action(async (raw) => {
