@@ -25,6 +25,9 @@ describe('collect / pretrain / dagger / eval flag errors name the flag', () => {
     [['eval', '--policy', 'nope'], /--policy: unknown policy "nope"/],
     [['eval', '--policy', 'models/missing.onnx'], /--policy: model file "models\/missing.onnx" does not exist/],
     [['eval'], /--policy: required/],
+    [['teacher', '--episodes', '0'], /--episodes: must be >= 1/],
+    [['teacher', '--split', 'test'], /--split: /],
+    [['teacher', '--task', 'tabletop/nope'], /--task: unknown task/],
   ])('%j', async (args, message) => {
     await expect(runCli(args)).rejects.toThrow(message);
   });
