@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from './helpers.ts';
 
-describe('collect / pretrain / dagger / eval flag errors name the flag', () => {
+describe('collect / pretrain / dagger / eval / teacher flag errors name the flag', () => {
   it.each([
     [['collect', '--out', '/tmp/x', '--episodes', '0'], /--episodes: must be >= 1/],
     [['collect', '--out', '/tmp/x', '--noise', '2'], /--noise: must be in \[0, 1\]/],
