@@ -8,18 +8,16 @@
 // time.
 import { loadavg } from 'node:os';
 import { Rng } from '../src/core/rng.ts';
-import type { BatchObs } from '../src/env/types.ts';
-import { Graph } from '../src/nn/ir.ts';
-import { ParamStore } from '../src/nn/params.ts';
 import { createTabletopEnv, imageName } from '../src/physics/index.ts';
 import { loadPolicy } from '../src/policy/model.ts';
 import { PRETRAIN_SIZES, type SecondEncoderName, withSecondEncoder } from '../src/policy/presets.ts';
 import { PolicySampler } from '../src/policy/sampler.ts';
-import { type VlaConfig, parseVlaConfig, vlaForwardBuilder } from '../src/policy/vla.ts';
+import { type VlaConfig, parseVlaConfig } from '../src/policy/vla.ts';
 import { createRenderer } from '../src/render/index.ts';
 import { type PolicySample, PolicyTrainer, obsRow } from '../src/trainer/policy-trainer.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../src/scene/load-file.ts';
 import { machine } from './machine.ts';
+import { observations, paramsOf } from './vla-inputs.ts';
 import { emit, round, stepper, timeAsync } from './timing.ts';
 
 const quick = process.argv.includes('--quick');
@@ -93,7 +91,6 @@ for (const clock of ['wall', 'cpu'] as const)
 for (const env of envs) env.close();
 
 // ---- the policy ---------------------------------------------------------------------------------
-const INSTRUCTIONS = ['push the red cube to the orange zone', 'put the yellow cube in the bin'];
 
 /** roles16 on the shipped base's interface (tokenizer, proprio, heads), reading `cameras`, a second camera
  *  through the `second` encoder. */
@@ -101,23 +98,6 @@ function roles16(base: VlaConfig, cameras: readonly string[], second: SecondEnco
   const { proprioHidden, ...sizes } = withSecondEncoder(PRETRAIN_SIZES.roles16, second, base.imageSize);
   const proprio = base.proprio && { ...base.proprio, hidden: proprioHidden };
   return parseVlaConfig({ ...base, ...sizes, proprio, cameras: cameras.map(imageName) });
-}
-
-function paramsOf(config: VlaConfig): ParamStore {
-  const g = new Graph();
-  vlaForwardBuilder(config)(g);
-  return ParamStore.init(g.params, 0);
-}
-
-function observations(config: VlaConfig, n: number): BatchObs {
-  const rng = new Rng(n, 1);
-  const [h, w] = config.imageSize;
-  const obs: BatchObs = {};
-  for (const cam of config.cameras) obs[cam] = Uint8Array.from({ length: n * h * w * 3 }, () => rng.int(256));
-  obs[config.instruction] = Array.from({ length: n }, (_, i) => INSTRUCTIONS[i % INSTRUCTIONS.length]);
-  if (config.proprio)
-    obs[config.proprio.name] = Float32Array.from({ length: n * config.proprio.dim }, () => rng.normal());
-  return obs;
 }
 
 const base = (await loadPolicy('models/vla-base.onnx')).config;

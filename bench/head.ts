@@ -6,8 +6,7 @@
 // batches so machine load hits all three alike.
 import { Rng } from '../src/core/rng.ts';
 import type { BatchObs } from '../src/env/types.ts';
-import { Graph } from '../src/nn/ir.ts';
-import { ParamStore } from '../src/nn/params.ts';
+import type { ParamStore } from '../src/nn/params.ts';
 import { tensor } from '../src/nn/runtime.ts';
 import { ForwardSession } from '../src/nn/train.ts';
 import { loadPolicy } from '../src/policy/model.ts';
@@ -16,39 +15,17 @@ import { PolicySampler, policyFeeds } from '../src/policy/sampler.ts';
 import { WordTokenizer } from '../src/policy/tokenizer.ts';
 import { VLA_IO, type VlaConfig, parseVlaConfig, vlaForwardBuilder } from '../src/policy/vla.ts';
 import { machine } from './machine.ts';
+import { observations, paramsOf } from './vla-inputs.ts';
 import { emit, round } from './timing.ts';
 
 const quick = process.argv.includes('--quick');
 const MIN_MS = quick ? 1500 : 6000;
 const PER_BATCH = 10;
 const BATCHES = [8, 16];
-const INSTRUCTIONS = [
-  'push the red cube to the left zone',
-  'pick the blue cube and place it on the green cube',
-  'put the yellow cube in the bin',
-  'stack the green cube on the blue cube',
-];
 
 function configOf(base: VlaConfig, head: HeadName): VlaConfig {
   const { proprioHidden: _, ...sizes } = withHead(PRETRAIN_SIZES.roles16, head);
   return parseVlaConfig({ ...base, ...sizes });
-}
-
-function paramsOf(config: VlaConfig): ParamStore {
-  const g = new Graph();
-  vlaForwardBuilder(config)(g);
-  return ParamStore.init(g.params, 0);
-}
-
-function observations(config: VlaConfig, n: number): BatchObs {
-  const rng = new Rng(n, 1);
-  const [h, w] = config.imageSize;
-  const obs: BatchObs = {};
-  for (const cam of config.cameras) obs[cam] = Uint8Array.from({ length: n * h * w * 3 }, () => rng.int(256));
-  obs[config.instruction] = Array.from({ length: n }, (_, i) => INSTRUCTIONS[i % INSTRUCTIONS.length]);
-  if (config.proprio)
-    obs[config.proprio.name] = Float32Array.from({ length: n * config.proprio.dim }, () => rng.normal());
-  return obs;
 }
 
 /** The autoregressive sampler before the split: the whole network (encoders, trunk, heads) once per action
