@@ -50,8 +50,8 @@ interface Pass {
   agreePerDim: Record<string, number>;
 }
 
-/** Runs the seeds through `expert` (physics, no rendering); `shadow`, if given, labels every visited
- *  state too and its tokens are compared with the acting expert's. */
+/** Runs the seeds through the expert with or without `memory` (physics, no rendering); with `compare`,
+ *  a memoryless expert labels every visited state too and its tokens are compared with the acting one's. */
 async function pass(
   env: TabletopEnv,
   seeds: number[],
