@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tabletopTrainSetup } from '../../src/experiment/index.ts';
+import { camerasOf } from '../../src/physics/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { FrameSchema } from '../../src/protocol/index.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
@@ -32,6 +33,7 @@ describe('training watched live', () => {
         worldModel: 'models/wm-base.onnx',
         seed: 0,
         live,
+        cameras: camerasOf(model.config.cameras),
       });
       await train(
         { tasks, worldModel, policy: { config: model.config, params: model.params, specHash: model.sidecar.specHash } },

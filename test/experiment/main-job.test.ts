@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMainJob, tabletopTrainSetup } from '../../src/experiment/index.ts';
+import { camerasOf } from '../../src/physics/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 import { resolveConfig, train } from '../../src/trainer/index.ts';
@@ -40,6 +41,7 @@ describe('the main job', () => {
       mode: 'wmrl',
       worldModel: o.worldModel,
       seed: 0,
+      cameras: camerasOf(model.config.cameras),
     });
     await train(
       {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tabletopTrainSetup } from '../../src/experiment/index.ts';
-import { controlStepsTaken } from '../../src/physics/index.ts';
+import { camerasOf, controlStepsTaken } from '../../src/physics/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
 import { type Mode, resolveConfig, train } from '../../src/trainer/index.ts';
@@ -43,6 +43,7 @@ describe('steps/physics equals the control steps the run’s Rapier worlds took'
         mode,
         worldModel: 'models/wm-base.onnx',
         seed: c.seed,
+        cameras: camerasOf(base.config.cameras),
       });
       const dir = join(tmp, mode);
       const policy = { config: base.config, params: base.params, specHash: base.sidecar.specHash };
@@ -66,7 +67,12 @@ describe('steps/physics equals the control steps the run’s Rapier worlds took'
     const c = resolveConfig('default', { ...small, mode: 'wmrl', iterations: 3, refreshEvery: 100, refreshSteps: 2 });
     const policy = { config: base.config, params: base.params, specHash: base.sidecar.specHash };
     const run = async (name: string, extra: number) => {
-      const o = { mode: c.mode, worldModel: 'models/wm-base.onnx', seed: c.seed };
+      const o = {
+        mode: c.mode,
+        worldModel: 'models/wm-base.onnx',
+        seed: c.seed,
+        cameras: camerasOf(base.config.cameras),
+      };
       const { tasks, worldModel } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], o);
       const inner = tasks[0].expertStart!;
       tasks[0].expertStart = async (seed, remaining) => {

@@ -4,7 +4,7 @@ import { remoteTaskResolver, researchTrainSetup, tabletopTrainSetup } from '../.
 import { loadPolicy } from '../../src/policy/model.ts';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
-import { fixedCameras, tabletopSpec } from '../../src/physics/index.ts';
+import { camerasOf, tabletopSpec } from '../../src/physics/index.ts';
 import {
   type GroupRequest,
   InProcessTransport,
@@ -94,13 +94,16 @@ describeWithRedis('world-model groups as worker jobs', () => {
     timeout: 120_000,
   }, async () => {
     const scene = loadSceneFile(DEFAULT_SCENE_PATH);
-    const spec = tabletopSpec(scene, 'tabletop/pick-place', fixedCameras(scene));
-    const online = await OnlineWorldModel.open('models/wm-base.onnx', scene, spec);
     const policy = await loadPolicy('models/vla-base.onnx');
+    // the policy's cameras, as wmrl train sets them up (the job's task description carries them)
+    const cameras = camerasOf(policy.config.cameras);
+    const spec = tabletopSpec(scene, 'tabletop/pick-place', cameras);
+    const online = await OnlineWorldModel.open('models/wm-base.onnx', scene, spec);
     const { tasks } = await tabletopTrainSetup(scene, ['tabletop/pick-place'], {
       mode: 'real',
       worldModel: '',
       seed: 0,
+      cameras,
     });
     const env = online.envFor(scene, spec, 3);
     const sampler = await PolicySampler.create(policy.config, policy.params);

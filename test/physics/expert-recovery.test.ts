@@ -21,7 +21,7 @@ const SEED_OFFSET = 500;
  *  an expert labels every state the learner visits (as DAgger asks it): `held` counts the states with the
  *  cube held away from its place, `opened` those of them where the label opens the gripper. */
 async function learnerStarts(learner: PolicySource, taskId: string, seeds: number[]) {
-  const env = await createTabletopEnv({ scene, taskId, numEnvs: seeds.length });
+  const env = await createTabletopEnv({ scene, taskId, numEnvs: seeds.length, cameras: learner.cameras });
   try {
     const policy = learner.make(env);
     const labeller = new ScriptedExpert(env);

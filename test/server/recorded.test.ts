@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sceneContract } from '../../src/demos/folder.ts';
 import { tabletopTrainSetup } from '../../src/experiment/index.ts';
+import { camerasOf } from '../../src/physics/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { episodeSummaries, replayEpisode } from '../../src/server/replay.ts';
 import { resolveConfig, SAMPLE_GROUP, train } from '../../src/trainer/index.ts';
@@ -24,6 +25,7 @@ describe('a training run’s recorded episodes in the viewer', () => {
       mode: 'wmrl',
       worldModel: 'models/wm-base.onnx',
       seed: 0,
+      cameras: camerasOf(model.config.cameras),
     });
     const dir = join(tmp, 'run');
     const policy = { config: model.config, params: model.params, specHash: model.sidecar.specHash };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tabletopTrainSetup } from '../../src/experiment/index.ts';
-import { fixedCameras, tabletopSpec } from '../../src/physics/index.ts';
+import { camerasOf, tabletopSpec } from '../../src/physics/index.ts';
 import { loadPolicy } from '../../src/policy/model.ts';
 import { PolicySampler } from '../../src/policy/sampler.ts';
 import { DEFAULT_SCENE_PATH, loadSceneFile } from '../../src/scene/load-file.ts';
@@ -37,10 +37,11 @@ describe('SplitTransport: rollouts on helper threads', () => {
     timeout: 120_000,
   }, async () => {
     const taskId = 'tabletop/pick-place';
-    const spec = tabletopSpec(scene, taskId, fixedCameras(scene));
-    const online = await OnlineWorldModel.open('models/wm-base.onnx', scene, spec);
     const policy = await loadPolicy('models/vla-base.onnx');
-    const setup = await tabletopTrainSetup(scene, [taskId], { mode: 'real', worldModel: '', seed: 0 });
+    const cameras = camerasOf(policy.config.cameras);
+    const spec = tabletopSpec(scene, taskId, cameras);
+    const online = await OnlineWorldModel.open('models/wm-base.onnx', scene, spec);
+    const setup = await tabletopTrainSetup(scene, [taskId], { mode: 'real', worldModel: '', seed: 0, cameras });
     const task = setup.tasks[0];
     const envs = [{ real: await task.makeReal(5), model: online.envFor(scene, spec, 4) }];
     const sampler = await PolicySampler.create(policy.config, policy.params);
@@ -100,8 +101,14 @@ describe('SplitTransport: rollouts on helper threads', () => {
 
   it("a helper's failure reaches the trainer as an error naming its cause", { timeout: 60_000 }, async () => {
     const policy = await loadPolicy('models/vla-base.onnx');
-    const setup = await tabletopTrainSetup(scene, ['tabletop/push'], { mode: 'real', worldModel: '', seed: 0 });
-    const tasks = [{ ...setup.tasks[0], remote: { family: 'tabletop', task: 'tabletop/nothing', scene } }];
+    const cameras = camerasOf(policy.config.cameras);
+    const setup = await tabletopTrainSetup(scene, ['tabletop/push'], {
+      mode: 'real',
+      worldModel: '',
+      seed: 0,
+      cameras,
+    });
+    const tasks = [{ ...setup.tasks[0], remote: { ...setup.tasks[0].remote, task: 'tabletop/nothing' } }];
     const sampler = await PolicySampler.create(policy.config, policy.params);
     const env = await tasks[0].makeReal(1);
     const split = setup.split!(new InProcessTransport([{ real: env, model: null }], sampler), 1);
@@ -133,6 +140,7 @@ describe('wmrl training with helper threads', () => {
         mode: 'wmrl',
         worldModel: 'models/wm-base.onnx',
         seed: 3,
+        cameras: camerasOf(policy.config.cameras),
       });
       const setup = { ...s, policy: { config: policy.config, params: policy.params, specHash: 'x' } };
       const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 2, helpers, evolution: { enabled: true } });
