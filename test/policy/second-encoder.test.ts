@@ -23,11 +23,13 @@ import { TOKENIZER, VLA_IO, policyLoss, randomActions, randomObs, tinyConfig } f
 
 const PATCH = { out: 16, k: 4, stride: 4, pad: 0 };
 
-/** roles16 on the shipped base's interface reading front and wrist, through the `kind` second encoder. */
+/** roles16 on the shipped base's interface reading front and wrist, through the `kind` second encoder. It
+ *  starts from the base's config read front-only, without a second encoder, whatever cameras the base reads. */
 async function tabletopConfig(kind: 'shared' | 'light'): Promise<VlaConfig> {
-  const base = (await loadPolicy('models/vla-base.onnx')).config;
+  const { secondConv: _second, ...base } = (await loadPolicy('models/vla-base.onnx')).config;
+  const front = parseVlaConfig({ ...base, cameras: ['image_front'] });
   const { proprioHidden: _, ...sizes } = withSecondEncoder(PRETRAIN_SIZES.roles16, kind, [64, 64]);
-  return parseVlaConfig({ ...base, ...sizes, cameras: ['image_front', 'image_wrist'] });
+  return parseVlaConfig({ ...front, ...sizes, cameras: ['image_front', 'image_wrist'] });
 }
 
 function paramsOf(config: VlaConfig, seed: number): ParamStore {
