@@ -9,7 +9,7 @@ import { build } from 'vite';
 import * as ortNode from 'onnxruntime-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startViewer } from '../../src/cli/serve.ts';
-import { createTabletopEnv } from '../../src/physics/index.ts';
+import { camerasOf, createTabletopEnv } from '../../src/physics/index.ts';
 import { collectEpisodes, randomPolicy } from '../../src/rollout/index.ts';
 import { tapFrames } from '../../src/env/index.ts';
 import type { ViewerServer } from '../../src/server/index.ts';
@@ -105,6 +105,7 @@ async function trainRecorded(dir: string): Promise<void> {
     mode: 'wmrl',
     worldModel: 'models/wm-base.onnx',
     seed: 0,
+    cameras: camerasOf(model.config.cameras),
   });
   const cfg = resolveConfig('smoke', { mode: 'wmrl', iterations: 2, evalEvery: 1, evalEpisodes: 2 });
   const policy = { config: model.config, params: model.params, specHash: model.sidecar.specHash };
@@ -295,6 +296,9 @@ describeWith(CHROMIUM)('viewer in headless Chromium', () => {
     expect(result.tokens.physics).toHaveLength(IN_PAGE.steps);
     expect(result.tokens.physics).toEqual(await nodeTokens('physics'));
     expect(result.tokens['world-model']).toEqual(await nodeTokens('world-model'));
+    // the page shows every camera the policy reads
+    const { config } = JSON.parse(bytes('vla-base').sidecar) as { config: { cameras: string[] } };
+    await expect.poll(() => state<string[]>('policyCameras')).toEqual(camerasOf(config.cameras));
   });
 
   it('runs the shipped post-trained policy (models/vla-wmrl.onnx) in the page with the tokens Node takes', async () => {

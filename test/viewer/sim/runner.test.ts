@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { OrtBinding } from '../../../src/nn/runtime.ts';
 import { createTabletopEnv } from '../../../src/physics/env.ts';
 import { ACTION_NAMES } from '../../../src/physics/actions.ts';
-import { fixedCameras, tabletopSpec } from '../../../src/tabletop/spec.ts';
+import { camerasOf, tabletopSpec } from '../../../src/tabletop/spec.ts';
 import { loadPolicy } from '../../../src/policy/model.ts';
 import { PolicySampler, samplerPolicy } from '../../../src/policy/sampler.ts';
 import type { Env } from '../../../src/env/types.ts';
@@ -106,11 +106,12 @@ describe('InPageRunner (viewer/src/sim): the shipped policy and world model from
       const loaded = await loadPolicy(join(ROOT, 'models/vla-base.onnx'));
       const sampler = await PolicySampler.create(loaded.config, loaded.params);
       const policy = samplerPolicy(sampler, { seed: 0, temperature: 1 });
+      const cameras = camerasOf(loaded.config.cameras);
       for (const task of TASKS) {
-        const spec = tabletopSpec(scene, task, fixedCameras(scene));
+        const spec = tabletopSpec(scene, task, cameras);
         const env: Env =
           dynamics === 'physics'
-            ? await createTabletopEnv({ scene, taskId: task, numEnvs: 1 })
+            ? await createTabletopEnv({ scene, taskId: task, numEnvs: 1, cameras })
             : await openWorldModelEnv(join(ROOT, 'models/wm-base.onnx'), { scene, spec, numEnvs: 1 });
         const [ep] = await collectEpisodes(env, policy, { seeds: [SEED], keys: [SEED], horizons: [STEPS] });
         env.close();
@@ -126,12 +127,18 @@ describe('InPageRunner (viewer/src/sim): the shipped policy and world model from
     },
   );
 
-  it('step views: the policy camera image, instruction override, frozen after the end', async () => {
+  it('step views: the policy camera images, instruction override, frozen after the end', async () => {
     const runner = await InPageRunner.create(assets, { dynamics: 'physics' });
     const v0 = await runner.reset({ task: TASKS[0], seed: SEED });
     expect([v0.step, v0.imageWidth, v0.imageHeight, v0.image.length]).toEqual([0, 64, 64, 64 * 64 * 3]);
     expect(v0.tokens).toEqual({});
     expect(v0.image.some((x) => x > 0)).toBe(true);
+    // every camera the policy reads is rendered (front, and wrist for a two-camera policy), each its own image
+    const { config } = JSON.parse(assets.policy.sidecar) as { config: { cameras: string[] } };
+    expect(v0.views.map((v) => v.camera)).toEqual(camerasOf(config.cameras));
+    expect(v0.views[0].data).toEqual(v0.image);
+    for (const v of v0.views) expect([v.data.length, v.data.some((x) => x > 0)]).toEqual([64 * 64 * 3, true]);
+    if (v0.views.length > 1) expect(v0.views[1].data).not.toEqual(v0.views[0].data);
     // the episode's own text as an override reads the same tokens; another text is shown and read
     const same = await episode(runner, TASKS[0], { instruction: v0.instruction });
     expect(tokenRows(same)).toEqual(tokenRows(views.node.physics[TASKS[0]]));
