@@ -1,5 +1,6 @@
 // The networks bench/nn.ts measures: the VLA policy (with a PPO-style loss) and the world model, their
-// random feeds, a FLOP count of a graph, and a train step of each on ORT.
+// random feeds, a FLOP count of a graph, and a train step of each on ORT. The policy's functions take any
+// VlaConfig (bench/peer.ts passes a shipped model's); the default is the generic POLICY below.
 import { Rng } from '../src/core/rng.ts';
 import { Graph, type Node, type Tensor } from '../src/nn/ir.ts';
 import * as o from '../src/nn/ops.ts';
@@ -25,6 +26,8 @@ const WORDS = (
   'bin top of it and then'
 ).split(' ');
 export const TOKENIZER = WordTokenizer.fromCorpus([WORDS.join(' ')], { maxLength: 16 });
+/** The instruction of every row of the policy's feeds. */
+export const INSTRUCTION = 'pick the red cube and place it on the blue block';
 const { proprioHidden, ...sizes } = VLA_SIZES_DEFAULT;
 /** The benchmarked policy (VLA_SIZES_DEFAULT) with a 16-value proprio and the tabletop's action bins. */
 export const POLICY: VlaConfig = parseVlaConfig({
@@ -47,11 +50,11 @@ export const WM: WorldModelNetConfig = {
   act: 'silu',
 };
 
-/** PPO-style loss: clipped surrogate + entropy bonus, each a mean over `total` rows (default the batch;
- *  a data-parallel slice passes the whole batch's count). */
-export function ppoLoss(g: Graph, batch: number, total = batch) {
-  const net = vlaNet(vlaInputs(g, POLICY, batch), POLICY);
-  const sc = actionScores(net, vlaActionInputs(g, POLICY, batch));
+/** PPO-style loss of `config`'s policy: clipped surrogate + entropy bonus, each a mean over `total` rows
+ *  (default the batch; a data-parallel slice passes the whole batch's count). */
+export function ppoLoss(g: Graph, batch: number, total = batch, config: VlaConfig = POLICY) {
+  const net = vlaNet(vlaInputs(g, config, batch), config);
+  const sc = actionScores(net, vlaActionInputs(g, config, batch));
   const adv = g.input('adv', [batch]);
   const ratio = o.exp(o.sub(sc.logp, g.input('old_logp', [batch])));
   const surr = o.minimum(o.mul(ratio, adv), o.mul(o.minimum(o.maximum(ratio, 0.8), 1.2), adv));
@@ -60,26 +63,30 @@ export function ppoLoss(g: Graph, batch: number, total = batch) {
   return { loss, metrics: { logp: sc.logp } };
 }
 
-export function policyFeeds(batch: number, train: boolean, rng: Rng): Feeds {
-  const f: Feeds = {
-    image: tensor(
+/** Random camera images and proprio, INSTRUCTION as every row's tokens; with `train`, random action
+ *  tokens, advantages and old log-probs too. */
+export function policyFeeds(batch: number, train: boolean, rng: Rng, config: VlaConfig = POLICY): Feeds {
+  const [h, w] = config.imageSize;
+  const f: Feeds = {};
+  for (const cam of config.cameras)
+    f[cam] = tensor(
       'uint8',
-      Uint8Array.from({ length: batch * 64 * 64 * 3 }, () => rng.int(256)),
-      [batch, 64, 64, 3],
-    ),
-    tokens: tensor(
-      'int32',
-      TOKENIZER.encodeBatch(Array.from({ length: batch }, () => 'pick the red cube and place it on the blue block')),
-      [batch, 16],
-    ),
-    proprio: tensor(
+      Uint8Array.from({ length: batch * h * w * 3 }, () => rng.int(256)),
+      [batch, h, w, 3],
+    );
+  const tokenizer = new WordTokenizer(config.tokenizer);
+  f[VLA_IO.tokens] = tensor('int32', tokenizer.encodeBatch(Array.from({ length: batch }, () => INSTRUCTION)), [
+    batch,
+    tokenizer.maxLength,
+  ]);
+  if (config.proprio)
+    f[config.proprio.name] = tensor(
       'float32',
-      Float32Array.from({ length: batch * 16 }, () => rng.range(-1, 1)),
-      [batch, 16],
-    ),
-  };
+      Float32Array.from({ length: batch * config.proprio.dim }, () => rng.range(-1, 1)),
+      [batch, config.proprio.dim],
+    );
   if (!train) return f;
-  for (const a of POLICY.actions)
+  for (const a of config.actions)
     f[VLA_IO.action(a.name)] = tensor(
       'int32',
       Int32Array.from({ length: batch }, () => rng.int(a.n)),
@@ -136,19 +143,21 @@ export interface Trainer {
   close: () => Promise<void>;
 }
 
-/** The policy's train step at `batch`; with `shards`, data-parallel slices (slices 1.. on `hosts`). */
+/** The train step of `config`'s policy at `batch`; with `shards`, data-parallel slices (slices 1.. on
+ *  `hosts`). */
 export async function policyTrainer(
   batch: number,
   threads: number,
   sharding: { shards: number; hosts: readonly ShardHost[] } = { shards: 1, hosts: [] },
+  config: VlaConfig = POLICY,
 ): Promise<Trainer> {
-  const build = (g: Graph) => ppoLoss(g, batch / sharding.shards, batch);
+  const build = (g: Graph) => ppoLoss(g, batch / sharding.shards, batch, config);
   const g = new Graph();
-  const { loss, metrics } = ppoLoss(g, batch);
+  const { loss, metrics } = ppoLoss(g, batch, batch, config);
   const params = ParamStore.init(g.params, 1);
   addAdamW(g, loss, {}, metrics);
   const ts = await TrainSession.create(build, params, { threads, optimizer: { maxGradNorm: 0.5 }, ...sharding });
-  const feeds = policyFeeds(batch, true, new Rng(batch));
+  const feeds = policyFeeds(batch, true, new Rng(batch), config);
   return {
     step: () => ts.step(feeds, 1e-5),
     flops: countFlops(g),

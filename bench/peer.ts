@@ -1,17 +1,27 @@
-// npm run bench:peer [-- --quick] [-- --rounds N] — the policy train step (batch 256, bench/nn-graphs.ts)
-// on wmrl's engine (1 and 2 intra-op threads, and two data-parallel slices with the second on a helper
-// thread, as `wmrl train` runs its updates) and on PyTorch CPU eager (bench/peer.py: the same layers, loss, clip and AdamW),
-// alternated round by round at 1 and 2 threads so machine load hits both alike. One JSON object per
-// line: each engine's median ms per step, GFLOP/s and share of the machine's nominal fp32 peak (FLOPs
-// counted over the ops our train graph runs, the same work for both), and the ratios. PyTorch runs
-// with glibc's allocator tuned (mmap/trim thresholds raised: the fair setting; stock it is page-fault
-// bound) and stock, channels-last too. torch is not a dependency: without python3 + torch the bench
-// says so and exits 0.
+// npm run bench:peer [-- --quick] [-- --rounds N] [-- --policy FILE] — the train step (batch 256,
+// bench/nn-graphs.ts policyTrainer: PPO clipped surrogate + entropy, grad-norm clip 0.5, AdamW) of the
+// shipped base policy: the network of models/vla-base.json's config, or of FILE's (a policy .onnx or its
+// .json sidecar). One or two cameras, a second camera's own light encoder, FiLM, keypoints, role pooling,
+// LayerNorm trunk, independent heads: whatever the config says. Timed on wmrl's engine (1 and 2 intra-op
+// threads, and two data-parallel slices with the second on a helper thread, as `wmrl train` runs its
+// updates) and on PyTorch CPU eager (bench/peer.py builds the same network from the same config; unequal
+// parameter counts exit 1), alternated round by round at 1 and 2 threads so machine load hits both alike.
+// One JSON object per line: each engine's median ms per step, GFLOP/s and share of the machine's nominal
+// fp32 peak (FLOPs counted over the ops our train graph runs, the same work for both), and the ratios.
+// PyTorch runs with glibc's allocator tuned (mmap/trim thresholds raised: the fair setting; stock it is
+// page-fault bound) and stock, channels-last too. torch is not a dependency: the python is $PEER_PYTHON,
+// else the first of python3 and /usr/bin/python3 that imports torch; with none the bench says so and
+// exits 0.
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { sidecarPath } from '../src/nn/model-bytes.ts';
+import { POLICY_KIND } from '../src/policy/model-bytes.ts';
+import { WordTokenizer } from '../src/policy/tokenizer.ts';
+import { type VlaConfig, parseVlaConfig } from '../src/policy/vla.ts';
 import { SplitTransport } from '../src/transport/index.ts';
-import { POLICY_SPEC, type Trainer, policyTrainer } from './nn-graphs.ts';
+import { INSTRUCTION, type Trainer, policyTrainer } from './nn-graphs.ts';
 import { machine } from './machine.ts';
 import { emit, round } from './timing.ts';
 
@@ -19,28 +29,59 @@ const BATCH = 256;
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 if (args.includes('--help')) {
-  console.log('usage: npm run bench:peer [-- --quick] [-- --rounds N]\n\n' + 'see the header of bench/peer.ts');
+  console.log(
+    'usage: npm run bench:peer [-- --quick] [-- --rounds N] [-- --policy FILE]\n\n' + 'see the header of bench/peer.ts',
+  );
   process.exit(0);
 }
-const roundsAt = args.indexOf('--rounds');
-const rounds = roundsAt >= 0 ? Number(args[roundsAt + 1]) : quick ? 2 : 5;
+const argValue = (name: string): string | undefined => {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : undefined;
+};
+const roundsArg = argValue('--rounds');
+const rounds = roundsArg !== undefined ? Number(roundsArg) : quick ? 2 : 5;
 if (!Number.isInteger(rounds) || rounds < 1) {
-  console.error(`bench:peer: --rounds must be a positive integer, got ${args[roundsAt + 1]}`);
+  console.error(`bench:peer: --rounds must be a positive integer, got ${roundsArg}`);
   process.exit(2);
 }
 const stepsPerTiming = quick ? 3 : 5;
+const policyPath = argValue('--policy') ?? fileURLToPath(new URL('../models/vla-base.json', import.meta.url));
 
-const probe = spawnSync('python3', ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
-if (probe.status !== 0) {
+/** The VLA config of a policy file (.onnx or its .json sidecar). */
+function policyConfig(path: string): VlaConfig {
+  const json = path.endsWith('.json') ? path : sidecarPath(path);
+  const sidecar = JSON.parse(readFileSync(json, 'utf8'));
+  if (sidecar.kind !== POLICY_KIND) throw new Error(`${json}: kind "${sidecar.kind}", not a ${POLICY_KIND}`);
+  const c = parseVlaConfig(sidecar.config);
+  if (c.autoregressive) throw new Error(`${json}: autoregressive heads; bench/peer.py mirrors independent heads only`);
+  return c;
+}
+let config: VlaConfig;
+try {
+  config = policyConfig(policyPath);
+} catch (e) {
+  console.error(`bench:peer: --policy ${policyPath}: ${(e as Error).message}`);
+  process.exit(2);
+}
+
+// the first python that imports torch
+const pythons = process.env.PEER_PYTHON ? [process.env.PEER_PYTHON] : ['python3', '/usr/bin/python3'];
+const probes = pythons.map((py) => ({
+  py,
+  r: spawnSync(py, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' }),
+}));
+const found = probes.find((p) => p.r.status === 0);
+if (!found) {
   emit({
     figure: 'peer_missing',
     note:
-      'python3 with torch not found, so there is no peer to measure; `pip install torch` (the CPU wheel) ' +
-      'gives one. torch is not a dependency of wmrl.',
-    error: (probe.error?.message ?? probe.stderr).trim().split('\n').at(-1),
+      `no python with torch (tried ${pythons.join(', ')}; PEER_PYTHON picks one), so there is no peer to ` +
+      'measure; `pip install torch` (the CPU wheel) gives one. torch is not a dependency of wmrl.',
+    error: probes.map(({ py, r }) => `${py}: ${(r.error?.message ?? r.stderr).trim().split('\n').at(-1)}`),
   });
   process.exit(0);
 }
+const python = found.py;
 
 /** A PyTorch process answering one JSON line per request (bench/peer.py). */
 class Peer {
@@ -51,7 +92,7 @@ class Peer {
     env: Record<string, string>,
   ) {
     const script = fileURLToPath(new URL('./peer.py', import.meta.url));
-    this.child = spawn('python3', [script], { env: { ...process.env, ...env } });
+    this.child = spawn(python, [script], { env: { ...process.env, ...env } });
     this.child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
     this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
   }
@@ -76,15 +117,37 @@ const peers = variants.map((v) => new Peer(v.name, v.env));
 const M = machine();
 // data-parallel: two slices of the batch, the second on a helper thread (as `wmrl train` runs it)
 const helper = SplitTransport.open({ run: async () => [] }, new URL('../bin/rollout-helper.mjs', import.meta.url), 1);
+const whole = { shards: 1, hosts: [] };
 const ours = {
-  wmrl_ort: { 1: await policyTrainer(BATCH, 1), 2: await policyTrainer(BATCH, 2) },
-  wmrl_ort_2_slices: { 2: await policyTrainer(BATCH, 1, { shards: 2, hosts: helper.hosts }) },
+  wmrl_ort: { 1: await policyTrainer(BATCH, 1, whole, config), 2: await policyTrainer(BATCH, 2, whole, config) },
+  wmrl_ort_2_slices: { 2: await policyTrainer(BATCH, 1, { shards: 2, hosts: helper.hosts }, config) },
 };
 const trainers = ours.wmrl_ort;
 const flops = trainers[1].flops;
+// every row's instruction tokens, as our feeds have them (bench/nn-graphs.ts policyFeeds)
+const tokens = Array.from(new WordTokenizer(config.tokenizer).encode(INSTRUCTION));
 for (const [k, p] of peers.entries()) {
-  const r = await p.ask({ spec: { ...POLICY_SPEC, batch: BATCH, channelsLast: variants[k].channelsLast } });
-  if (k === 0) emit({ figure: 'peer_setup', torch: r.torch, paramsTorch: r.params, paramsOurs: trainers[1].params });
+  const spec = { config, batch: BATCH, tokens, channelsLast: variants[k].channelsLast };
+  const r = await p.ask({ spec });
+  if (k > 0) continue;
+  const paramsOurs = trainers[1].params;
+  emit({
+    figure: 'peer_setup',
+    torch: r.torch,
+    python,
+    policy: policyPath,
+    cameras: config.cameras,
+    secondEncoder: config.secondConv ? 'own' : config.cameras.length > 1 ? 'shared' : 'none',
+    paramsTorch: r.params,
+    paramsOurs,
+  });
+  if (r.params !== paramsOurs) {
+    console.error(
+      `bench:peer: bench/peer.py built ${r.params} parameters, our network ${paramsOurs}: the peer does not ` +
+        'mirror this config (fix bench/peer.py), so its timings would compare different networks',
+    );
+    process.exit(1);
+  }
 }
 emit({ figure: 'machine', model: M.model, cores: M.cores, peakGflopsFp32: round(M.peakGflops, 1), basis: M.basis });
 
