@@ -36,4 +36,13 @@ describe('scripts/make-vla-base.sh', () => {
     expect(config.secondConv).toBeDefined();
     expect(JSON.stringify(first.sidecar.provenance)).toMatch(/shift 2/);
   }, 300_000);
+
+  it('made the shipped base: its sidecar names the recipe', () => {
+    const sidecar = JSON.parse(readFileSync('models/vla-base.json', 'utf8'));
+    expect(sidecar.config.cameras).toEqual(['image_front', 'image_wrist']);
+    expect(sidecar.config.secondConv).toBeDefined();
+    expect(sidecar.provenance).toMatchObject({ producer: 'wmrl pretrain', seed: 0, steps: 20000 });
+    expect(sidecar.provenance.notes).toMatch(/^behaviour cloning on 4000 demos .* from runs\/demos-1000 \(noise 0,/);
+    expect(sidecar.provenance.notes).toMatch(/size roles16, light second-camera encoder, .*lr 0\.002, shift 2/);
+  });
 });
