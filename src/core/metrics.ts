@@ -98,23 +98,31 @@ export const FIDELITY_STATS = ['pairs', 'rank_corr', 'gain_rank_corr', 'bias', '
 export type FidelityKey = `fidelity/${`h${number}` | 'whole'}/${(typeof FIDELITY_STATS)[number]}`;
 const FIDELITY_KEY = new RegExp(`^fidelity/(h\\d+|whole)/(${FIDELITY_STATS.join('|')})$`);
 
-export type TrainMetrics = z.output<z.ZodObject<typeof TrainMetricsShape>> & FidelityMetrics;
+/** Held-out success of one task at an evaluation (eval/success/<task>) and before training (eval_initial/...). */
+export type TaskEvalMetrics = { [K in `eval/success/${string}` | `eval_initial/success/${string}`]?: number };
+const TASK_EVAL_KEY = /^eval(_initial)?\/success\/[a-z0-9][a-z0-9/_-]*$/;
+
+export type TrainMetrics = z.output<z.ZodObject<typeof TrainMetricsShape>> & FidelityMetrics & TaskEvalMetrics;
 export type TrainMetricKey = keyof TrainMetrics & string;
-export type EvalMetrics = Required<Pick<TrainMetrics, `eval/${keyof typeof evalNow}`>>;
-export type InitialEvalMetrics = Required<Pick<TrainMetrics, `eval_initial/${keyof typeof evalBefore}`>>;
+export type EvalMetrics = Required<Pick<TrainMetrics, `eval/${keyof typeof evalNow}`>> & TaskEvalMetrics;
+export type InitialEvalMetrics = Required<Pick<TrainMetrics, `eval_initial/${keyof typeof evalBefore}`>> &
+  TaskEvalMetrics;
 /** Rank correlations are null where undefined (fewer than 2 pairs or one side constant). */
 export type FidelityMetrics = { [K in FidelityKey]?: number | null };
 
 /** A metrics line: every key above (the eval ones on evaluation lines), fidelity keys on measurement lines,
- *  nothing else. */
-export const TrainMetricsSchema: z.ZodType<TrainMetrics> = z
+ *  a task's held-out success on evaluation lines, nothing else. */
+export const TrainMetricsSchema = z
   .object(TrainMetricsShape)
   .catchall(maybe)
   .check(
     z.superRefine(
       (row, ctx) => {
         for (const key of Object.keys(row)) {
-          if (!(key in TrainMetricsShape) && !FIDELITY_KEY.test(key))
+          if (TASK_EVAL_KEY.test(key)) {
+            if (row[key] === null)
+              ctx.addIssue({ code: 'custom', path: [key], message: 'a rate, not null', input: null });
+          } else if (!(key in TrainMetricsShape) && !FIDELITY_KEY.test(key))
             ctx.addIssue({ code: 'custom', path: [key], message: 'not a training metric', input: row[key] });
           else if (FIDELITY_KEY.test(key) && row[key] === null && !key.endsWith('rank_corr'))
             ctx.addIssue({ code: 'custom', path: [key], message: 'null only for a rank correlation', input: null });
@@ -122,7 +130,8 @@ export const TrainMetricsSchema: z.ZodType<TrainMetrics> = z
       },
       { when: (p) => typeof p.value === 'object' && p.value !== null },
     ),
-  ); // also beside a missing key: a renamed one names both
+  ) as unknown as z.ZodType<TrainMetrics>; // the check narrows the catchall to the two key families
+// (it runs also beside a missing key: a renamed one names both)
 
 /** The training clock's keys: evaluation and fidelity measurements are off it. */
 export const TRAIN_CLOCK_KEYS = [
@@ -140,7 +149,9 @@ export function trainSeconds(m: Pick<TrainMetrics, TrainClockKey>): number {
 
 /** Held-out evaluation keys renamed for the line's before-training evaluation. */
 export function initialEval(e: EvalMetrics): InitialEvalMetrics {
+  const tasks = Object.entries(e).filter(([k]) => k.startsWith('eval/success/'));
   return {
+    ...Object.fromEntries(tasks.map(([k, v]) => [k.replace('eval/', 'eval_initial/'), v])),
     'eval_initial/success': e['eval/success'],
     'eval_initial/ci_low': e['eval/ci_low'],
     'eval_initial/ci_high': e['eval/ci_high'],

@@ -1,6 +1,6 @@
 // Measurements beside training, off its clock: the world model's reward fidelity against physics on
 // the current policy's anchors per horizon, and held-out success in physics.
-import type { EvalMetrics, FidelityMetrics } from '../core/metrics.ts';
+import type { EvalMetrics, FidelityMetrics, TaskEvalMetrics } from '../core/metrics.ts';
 import { mean, spearman, wilson } from '../core/stats.ts';
 import type { Env } from '../env/types.ts';
 import { type PolicySampler, samplerPolicy } from '../policy/sampler.ts';
@@ -77,12 +77,14 @@ export async function evaluate(
   const policy = samplerPolicy(sampler, { seed: cfg.seed, temperature: 1 });
   const results = [];
   const first: (Episode | undefined)[] = [];
+  const perTask: TaskEvalMetrics = {};
   for (const [t, env] of envs.entries()) {
     const seeds = Array.from({ length: cfg.evalEpisodes }, (_, k) => tasks[t].evalSeed(k));
     const rows = record && tasks[t].recordedStates ? recordRow(env) : undefined;
     const episodes = await collectEpisodes(env, policy, { seeds, recordState: rows });
     first.push(rows ? episodes[0] : undefined);
     for (const e of episodes) results.push({ success: e.success, progress: e.progress });
+    perTask[`eval/success/${tasks[t].id}`] = episodes.filter((e) => e.success).length / episodes.length;
   }
   const w = wilson(results.filter((e) => e.success).length, results.length);
   const metrics = {
@@ -91,6 +93,7 @@ export async function evaluate(
     'eval/ci_high': w.high,
     'eval/progress': mean(results.map((e) => e.progress)),
     'eval/episodes': results.length,
+    ...perTask,
   };
   return { metrics, first };
 }

@@ -42,6 +42,13 @@ describe('the metrics line schema', () => {
     for (const row of rows) expect(TrainMetricsSchema.safeParse(row).error).toBeUndefined();
     expect(rows).toEqual(JSON.parse(JSON.stringify(seen)));
     expect(rows[0]).toHaveProperty('eval_initial/success');
+    // one task: its own rate is the pooled one, before training and after each evaluation
+    for (const [row, at] of [
+      [rows[0], 'eval_initial'],
+      [rows[0], 'eval'],
+      [rows[1], 'eval'],
+    ] as const)
+      expect(row[`${at}/success/toy/code-lock`], at).toBe(row[`${at}/success`]);
     expect(rows[1]).toHaveProperty(['fidelity/h2/rank_corr']);
     expect(rows[1]).toHaveProperty(['fidelity/whole/pairs']);
   });
@@ -86,6 +93,9 @@ describe('the metrics line schema', () => {
     expect(issues({ ...missing, 'reward/world_model': wm })).toEqual(['reward/wm', 'reward/world_model']);
     expect(issues({ ...row, 'fidelity/h2/spearman': 0.5 })).toEqual(['fidelity/h2/spearman']);
     expect(issues({ ...row, 'eval/success': 'high' })).toEqual(['eval/success']);
+    expect(issues({ ...row, 'eval/success/stack': 0.5 })).toBeUndefined();
+    expect(issues({ ...row, 'eval/success/stack': null })).toEqual(['eval/success/stack']);
+    expect(issues({ ...row, 'eval/success/Stack!': 0.5 })).toEqual(['eval/success/Stack!']);
   });
 
   it('names its keys in the type: a renamed key does not typecheck', () => {
