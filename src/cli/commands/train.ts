@@ -151,9 +151,12 @@ export function registerTrain(program: Command): void {
     )
     .addHelpText(
       'after',
-      `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape)
-        .map(([k, v]) => `  ${k}: ${v.description ?? ''}`)
-        .join('\n')}`,
+      `\nPresets (--preset; --config and flags override their fields):\n${Object.entries(PRESETS)
+        .map(([name, fields]) => `  ${name}: ${JSON.stringify(fields)}`)
+        .join('\n')}\n` +
+        `\nConfig fields (--config file.json):\n${Object.entries(TrainConfigSchema.shape)
+          .map(([k, v]) => `  ${k}: ${v.description ?? ''}`)
+          .join('\n')}`,
     );
   addServeFlags(addProgressFlags(cmd), 'training').action(async (raw) => {
     const opts = parseOptions(TrainOptions, raw);
