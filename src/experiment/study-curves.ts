@@ -5,7 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TrainMetricsSchema } from '../core/metrics.ts';
+import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
+import { CodeVersionSchema } from '../store/index.ts';
 import { chart, markdownTable, markdownTableHtml, page, type Series, writeReport } from './study-report.ts';
 import { reach, isotonic } from './study-speedup.ts';
 
@@ -20,6 +22,9 @@ export interface RowCurve {
   row: string;
   /** The training seeds whose runs have evaluation lines. */
   seeds: number[];
+  /** The code versions its runs were made by (setup.json's; one unless the runs mixed code), as
+   *  "<commit, 7> (source <hash, 12>)". */
+  code: string[];
   /** Per evaluation iteration that every seed has reached, the means over the seeds. */
   points: CurvePoint[];
   /** The first iteration from which the isotonic fit of the mean overall curve stays within
@@ -57,6 +62,16 @@ export function runCurve(runDir: string): CurvePoint[] {
   return points;
 }
 
+/** The code version a run folder's setup.json names ("unknown" without one). */
+function codeOf(runDir: string): string {
+  const file = join(runDir, 'setup.json');
+  if (!existsSync(file)) return 'unknown';
+  const parsed = z.object({ code: CodeVersionSchema }).safeParse(JSON.parse(readFileSync(file, 'utf8')));
+  if (!parsed.success) throw new InputError(`${file}: no code version (${parsed.error.issues[0].path.join('.')})`);
+  const { commit, source, clean } = parsed.data.code;
+  return `${commit?.slice(0, 7) ?? 'no git'}${clean === false ? '+changes' : ''} (source ${source.slice(0, 12)})`;
+}
+
 const meanOf = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** The curves of `rows` over `seeds` in a study folder (`<row>-s<seed>/metrics.jsonl`); a row without
@@ -82,7 +97,8 @@ export function studyCurves(dir: string, rows: readonly string[], seeds: readonl
         tasks: Object.fromEntries(ids.map((id) => [id, meanOf(at.map((p) => p.tasks[id] ?? Number.NaN))])),
       };
     });
-    out.push({ row, seeds: runs.map((r) => r.seed), points, plateau: plateauOf(points) });
+    const code = [...new Set(runs.map((r) => codeOf(join(dir, `${row}-s${r.seed}`))))];
+    out.push({ row, seeds: runs.map((r) => r.seed), code, points, plateau: plateauOf(points) });
   }
   return out;
 }
@@ -117,12 +133,13 @@ export function curvesTable(curves: readonly RowCurve[]): string {
   );
   const tasks = [...new Set(curves.flatMap((c) => c.points.flatMap((p) => Object.keys(p.tasks))))];
   const summary = markdownTable(
-    ['row', 'seeds', 'plateau (iteration)', 'last iteration', ...tasks.map(shortTask), 'overall'],
+    ['row', 'seeds', 'code', 'plateau (iteration)', 'last iteration', ...tasks.map(shortTask), 'overall'],
     curves.map((c) => {
       const last = c.points.at(-1)!;
       return [
         c.row,
         c.seeds.join(' '),
+        c.code.join(', '),
         c.plateau ?? 'n/a',
         last.iteration,
         ...tasks.map((t) => pct(last.tasks[t] ?? Number.NaN)),

@@ -67,6 +67,13 @@ describe('held-out learning curves of a study', () => {
     [0.25, 0],
   );
 
+  // the code each run was made by: a's two seeds by different code
+  const setup = (name: string, source: string, commit: string) =>
+    writeFileSync(join(study, name, 'setup.json'), JSON.stringify({ code: { source, commit, clean: true } }));
+  setup('a-s1', 'a'.repeat(64), '1'.repeat(40));
+  setup('a-s2', 'b'.repeat(64), '2'.repeat(40));
+  setup('b-s1', 'a'.repeat(64), '1'.repeat(40));
+
   it('a run: the before-training values at 0, then every evaluation line, per task', () => {
     const c = runCurve(join(study, 'a-s1'));
     expect(c.map((p) => p.iteration)).toEqual([0, 2, 4, 6]);
@@ -80,6 +87,8 @@ describe('held-out learning curves of a study', () => {
     expect(a.points[1].tasks['tabletop/push']).toBeCloseTo(0.375, 12);
     expect(a.points[2].overall).toBeCloseTo(0.5625, 12);
     expect(b.seeds).toEqual([1]);
+    expect(a.code).toEqual([`1111111 (source ${'a'.repeat(12)})`, `2222222 (source ${'b'.repeat(12)})`]);
+    expect(b.code).toEqual([`1111111 (source ${'a'.repeat(12)})`]);
     expect(studyCurves(study, ['missing'], [1])).toEqual([]);
   });
 
@@ -96,7 +105,7 @@ describe('held-out learning curves of a study', () => {
     const curves = studyCurves(study, ['a', 'b'], [1, 2]);
     const md = curvesTable(curves);
     expect(md).toContain('| iteration | a (2 seeds) | b (1 seeds) |');
-    expect(md).toContain('| b | 1 | 6 | 6 | 100.0 | 0.0 | 50.0 |');
+    expect(md).toContain(`| b | 1 | 1111111 (source ${'a'.repeat(12)}) | 6 | 6 | 100.0 | 0.0 | 50.0 |`);
     const files = writeCurvesReport(join(tmp, 'out'), curves, 'the command');
     expect(readFileSync(files.html!, 'utf8')).toContain('<svg');
     expect(JSON.parse(readFileSync(files.json, 'utf8')).command).toBe('the command');
