@@ -7,8 +7,8 @@
 // generation. Tasks without expert starts keep their initial states. Evaluation never uses it: only
 // training starts change.
 import { z } from 'zod';
-import { parseInput } from '../core/input-file.ts';
 import type { Rng } from '../core/rng.ts';
+import { StartCurriculum } from './start-curriculum.ts';
 
 export const EvolutionSchema = z
   .object({
@@ -45,29 +45,17 @@ export const EvolutionSchema = z
   });
 export type EvolutionConfig = z.output<typeof EvolutionSchema>;
 
-const StateSchema = z.object({
-  config: EvolutionSchema,
-  generation: z.array(z.number().int().min(0)),
-  recent: z.array(z.array(z.union([z.literal(0), z.literal(1)]))),
-});
-
-export class Evolution {
-  readonly config: EvolutionConfig;
-  /** Per task: its generation, and the outcomes (1 = success) of its latest rollouts at that level. */
-  private generation: number[];
-  private recent: (0 | 1)[][];
+/** A task's position is its generation. */
+export class Evolution extends StartCurriculum<EvolutionConfig> {
+  static readonly kind = { name: 'evolution', config: EvolutionSchema, positionKey: 'generation', minPosition: 0 };
 
   constructor(config: z.input<typeof EvolutionSchema>, tasks: number) {
-    this.config = EvolutionSchema.parse(config);
-    this.generation = new Array(tasks).fill(0);
-    this.recent = Array.from({ length: tasks }, () => []);
+    super(Evolution.kind, config, tasks);
   }
 
-  /** The level a new group of `task` starts at (null when evolution is off or the task cannot branch
-   *  from expert states: its true initial state). Draws from `rng` only when on. */
   draw(rng: Rng, task: number, canEvolve: boolean): number | null {
     if (!this.config.enabled || !canEvolve) return null;
-    const g = this.generation[task];
+    const g = this.position[task];
     const k = g > 0 && rng.uniform() < this.config.earlier ? rng.int(g) : g;
     const level = this.config.levels[k];
     return level >= 1 ? null : level;
@@ -77,39 +65,28 @@ export class Evolution {
   candidates(task: number): number {
     const c = this.config.sceneCandidates;
     if (!this.config.enabled || c.length === 0) return 1;
-    return c[Math.min(this.generation[task], c.length - 1)];
+    return c[Math.min(this.position[task], c.length - 1)];
   }
 
-  /** Outcomes of a group's rollouts that started at `level` (null: the initial state); only the current
-   *  level counts. */
-  observe(task: number, level: number | null, outcomes: readonly boolean[]): void {
-    if (!this.config.enabled) return;
-    const { levels, window, advanceAt } = this.config;
-    const g = this.generation[task];
-    if ((level ?? 1) !== levels[g] || g === levels.length - 1) return;
-    const recent = this.recent[task];
-    for (const ok of outcomes) recent.push(ok ? 1 : 0);
-    recent.splice(0, Math.max(0, recent.length - window));
-    if (recent.length === window && recent.reduce<number>((a, b) => a + b, 0) / window >= advanceAt) {
-      this.generation[task] = g + 1;
-      this.recent[task] = [];
-    }
+  level(task: number): number {
+    return this.config.levels[this.position[task]];
+  }
+
+  protected moved(task: number, success: number): number {
+    return this.position[task] + (success >= this.config.advanceAt ? 1 : 0);
+  }
+
+  /** The last generation is final: it keeps no outcomes. */
+  override observe(task: number, level: number | null, outcomes: readonly boolean[]): void {
+    if (this.position[task] < this.config.levels.length - 1) super.observe(task, level, outcomes);
   }
 
   /** Per task: its generation (0-based). */
   generations(): readonly number[] {
-    return this.generation;
-  }
-
-  toState(): z.infer<typeof StateSchema> {
-    return { config: this.config, generation: [...this.generation], recent: this.recent.map((r) => [...r]) };
+    return this.position;
   }
 
   static fromState(state: unknown): Evolution {
-    const s = parseInput(state, StateSchema, 'evolution state');
-    const out = new Evolution(s.config, s.generation.length);
-    out.generation = s.generation;
-    out.recent = s.recent;
-    return out;
+    return StartCurriculum.restore(Evolution, state);
   }
 }

@@ -6,8 +6,8 @@
 // skills already learnt are kept) and a share at the true initial state (the task as evaluated).
 // Positions are whole multiples of `step`, so a run's frontier is exact and resumes exactly.
 import { z } from 'zod';
-import { parseInput } from '../core/input-file.ts';
 import type { Rng } from '../core/rng.ts';
+import { StartCurriculum } from './start-curriculum.ts';
 
 export const FrontierSchema = z
   .object({
@@ -40,40 +40,25 @@ export const FrontierSchema = z
   .refine((c) => c.later + c.initial <= 1, { message: 'later + initial must be <= 1', path: ['initial'] });
 export type FrontierConfig = z.output<typeof FrontierSchema>;
 
-const StateSchema = z.object({
-  config: FrontierSchema,
-  position: z.array(z.number().int().min(1)),
-  recent: z.array(z.array(z.union([z.literal(0), z.literal(1)]))),
-});
-
-export class Frontier {
-  readonly config: FrontierConfig;
-  /** Per task: the frontier in steps (level = position · step, 1 at most), and the outcomes (1 = success)
-   *  of the latest rollouts started there. */
-  private position: number[];
-  private recent: (0 | 1)[][];
+/** A task's position is its frontier in steps (level = position · step, 1 at most). */
+export class Frontier extends StartCurriculum<FrontierConfig> {
+  static readonly kind = { name: 'frontier', config: FrontierSchema, positionKey: 'position', minPosition: 1 };
+  /** The position of the true initial state. */
+  private readonly last = Math.ceil(1 / this.config.step - 1e-9);
 
   constructor(config: z.input<typeof FrontierSchema>, tasks: number) {
-    this.config = FrontierSchema.parse(config);
-    this.position = new Array(tasks).fill(this.clamp(Math.round(this.config.start / this.config.step)));
-    this.recent = Array.from({ length: tasks }, () => []);
-  }
-
-  private get last(): number {
-    return Math.ceil(1 / this.config.step - 1e-9);
+    super(Frontier.kind, config, tasks);
+    this.position.fill(this.clamp(Math.round(this.config.start / this.config.step)));
   }
 
   private clamp(p: number): number {
     return Math.min(this.last, Math.max(1, p));
   }
 
-  /** The share of the trajectory left at `task`'s frontier. */
   level(task: number): number {
     return Math.min(1, this.position[task] * this.config.step);
   }
 
-  /** The level a new group of `task` starts at (null: the true initial state; also when off or when the
-   *  task has no expert starts). Draws from `rng` only when on. */
   draw(rng: Rng, task: number, canEvolve: boolean): number | null {
     if (!this.config.enabled || !canEvolve) return null;
     const u = rng.uniform();
@@ -85,37 +70,12 @@ export class Frontier {
     return level >= 1 ? null : level;
   }
 
-  /** Outcomes of a group's rollouts that started at `level` (null: the initial state); only groups at
-   *  the frontier count. */
-  observe(task: number, level: number | null, outcomes: readonly boolean[]): void {
-    if (!this.config.enabled || (level ?? 1) !== this.level(task)) return;
-    const { window, band } = this.config;
-    const recent = this.recent[task];
-    for (const ok of outcomes) recent.push(ok ? 1 : 0);
-    recent.splice(0, Math.max(0, recent.length - window));
-    if (recent.length < window) return;
-    const success = recent.reduce<number>((a, b) => a + b, 0) / window;
-    const move = success >= band[1] ? 1 : success < band[0] ? -1 : 0;
-    const next = this.clamp(this.position[task] + move);
-    if (next === this.position[task]) return;
-    this.position[task] = next;
-    this.recent[task] = [];
-  }
-
-  /** Per task: the share of the trajectory left at its frontier. */
-  levels(): number[] {
-    return this.position.map((_, t) => this.level(t));
-  }
-
-  toState(): z.infer<typeof StateSchema> {
-    return { config: this.config, position: [...this.position], recent: this.recent.map((r) => [...r]) };
+  protected moved(task: number, success: number): number {
+    const { band } = this.config;
+    return this.clamp(this.position[task] + (success >= band[1] ? 1 : success < band[0] ? -1 : 0));
   }
 
   static fromState(state: unknown): Frontier {
-    const s = parseInput(state, StateSchema, 'frontier state');
-    const out = new Frontier(s.config, s.position.length);
-    out.position = s.position;
-    out.recent = s.recent;
-    return out;
+    return StartCurriculum.restore(Frontier, state);
   }
 }

@@ -4,6 +4,7 @@
 import { DRAW, Rng } from '../core/rng.ts';
 import { type BranchPoint, type GroupJob, exactStates } from './rollouts.ts';
 import { type Iteration, type Run, timed } from './run.ts';
+import type { StartCurriculum } from './start-curriculum.ts';
 
 /** Where the keys of refill groups (g >= groupsPerIteration) begin: above every regular group's. */
 const REFILL_KEYS = 2 ** 40;
@@ -31,9 +32,12 @@ export function drawStart(
     const other = r.state.starts.drawStart(rng, task, trainStarts);
     if (hardness(other) < hardness(startIndex)) startIndex = other;
   }
-  const { evolution, frontier } = r.state;
-  const curriculum = frontier.config.enabled ? frontier : evolution;
-  return { rng, task, startIndex, level: curriculum.draw(rng, task, !!expertStart) };
+  return { rng, task, startIndex, level: startCurriculum(r.state).draw(rng, task, !!expertStart) };
+}
+
+/** Where groups start on the expert's trajectory: frontier starts when on, else environment evolution. */
+export function startCurriculum({ evolution, frontier }: Run['state']): StartCurriculum {
+  return frontier.config.enabled ? frontier : evolution;
 }
 
 /** Environment evolution: the expert's state of a train start with `level` of its episode to go, as a

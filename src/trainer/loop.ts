@@ -24,7 +24,7 @@ import type { PolicySample } from './policy-trainer.ts';
 import type { RefreshableModel } from './refresh-state.ts';
 import { repeatPenalty } from './repeat.ts';
 import { recordSamples, recordsSamples } from './samples.ts';
-import { drawStart, exactBranches, expertBranch, groupKeys } from './group-start.ts';
+import { drawStart, exactBranches, expertBranch, groupKeys, startCurriculum } from './group-start.ts';
 import { type GradedSegment, type GroupJob, type Rollout, branchPoints, gradeSegments, jointLogp } from './rollouts.ts';
 import { type Iteration, type Run, closeRun, newIteration, openOrResume, timed } from './run.ts';
 import type { TrainHooks, TrainSetup } from './types.ts';
@@ -117,8 +117,7 @@ async function anchorGroups(r: Run, i: Iteration): Promise<GroupJob[]> {
     if (j.level === undefined)
       state.starts.observe(j.task, j.startIndex!, task.trainStarts, rs.filter((x) => x.success).length, rs.length);
     const successes = rs.map((x) => x.success);
-    state.evolution.observe(j.task, j.level ?? null, successes);
-    state.frontier.observe(j.task, j.level ?? null, successes);
+    startCurriculum(state).observe(j.task, j.level ?? null, successes);
     if (!task.branching) continue;
     const moved = { horizon: cfg.horizon, progress: task.branching.progress };
     // real-branch replays the anchor to its points, from its own start
@@ -237,11 +236,9 @@ async function worldModelGroups(r: Run, i: Iteration, indices: readonly number[]
       i.rollouts.set(j, groups[k]);
       const successes = groups[k].map((x) => x.success);
       if (j.horizon) return;
-      // without anchors, generations and the frontier advance on the world model's own verdicts; with
-      // anchors, the frontier does too if frontier.worldModel
-      if (!r.flags.anchors) state.evolution.observe(j.task, j.level ?? null, successes);
-      if (!r.flags.anchors || state.frontier.config.worldModel)
-        state.frontier.observe(j.task, j.level ?? null, successes);
+      // with anchors on, the world model's verdicts move the curriculum only if its config says so
+      const curriculum = startCurriculum(state);
+      if (!r.flags.anchors || curriculum.config.worldModel) curriculum.observe(j.task, j.level ?? null, successes);
     });
   }
   return models;
