@@ -5,6 +5,9 @@
 # Resumable: finished runs and evaluations are kept, interrupted runs continue from their checkpoint.
 # Several copies may run at once (a lock per run); then print the table with scripts/curriculum-table.ts.
 # Other studies reuse it: CONFIGS names the folder of row configs, TASK the tasks trained and evaluated.
+# FIELDS (JSON) adds top-level config fields to every row, for fields that decide no result: with two
+# copies on 2 cores, FIELDS='{"helpers":0}' runs each run on one core (about 1.8x faster than two runs
+# each with a helper thread).
 set -euo pipefail
 OUT=${1:-runs/curriculum}
 ITERATIONS=${ITERATIONS:-100}
@@ -13,6 +16,7 @@ EPISODES=${EPISODES:-100}
 ROWS=${ROWS:-"none evolution relabel-pmi repeat all starts"}
 CONFIGS=${CONFIGS:-scripts/curriculum}
 TASK=${TASK:-all}
+FIELDS=${FIELDS:-}
 wmrl() { node bin/wmrl.mjs "$@"; }
 mkdir -p "$OUT"
 
@@ -35,7 +39,15 @@ for seed in $SEEDS; do
       if [ -f "$run/checkpoint.json" ]; then
         wmrl train --resume "$run" --iterations "$ITERATIONS" > /dev/null
       else
-        wmrl train --task "$TASK" --config "$CONFIGS/$row.json" --seed "$seed" \
+        config="$CONFIGS/$row.json"
+        if [ -n "$FIELDS" ]; then
+          mkdir -p "$OUT/configs"
+          config="$OUT/configs/$row-s$seed.json"
+          node -e 'const fs = require("node:fs"); const [row, fields, out] = process.argv.slice(1);
+            const c = { ...JSON.parse(fs.readFileSync(row, "utf8")), ...JSON.parse(fields) };
+            fs.writeFileSync(out, JSON.stringify(c) + "\n");' "$CONFIGS/$row.json" "$FIELDS" "$config"
+        fi
+        wmrl train --task "$TASK" --config "$config" --seed "$seed" \
           --iterations "$ITERATIONS" --out "$run" > /dev/null
       fi
     fi
