@@ -1,15 +1,18 @@
 // Prints the ablation table of a curriculum study folder (scripts/curriculum-study.sh) as markdown, each
 // row also paired with the first; then, per row, what its iterations spent: groups and rollouts run, the
 // share of groups whose rewards differ, and the share of the update's groups that do (means over seeds).
+// Between them, each row's paired difference to the base per family.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ablationTable, readStudy } from '../src/experiment/ablation.ts';
+import { ablationTable, readStudy, versusBaseTable } from '../src/experiment/ablation.ts';
 
 const dir = process.argv[2] ?? 'runs/curriculum';
 const rows = (process.env.ROWS ?? 'none evolution relabel-pmi repeat all starts').split(' ');
 const seeds = (process.env.SEEDS ?? '1 2 3').split(' ').map(Number);
 const study = readStudy(dir, rows, seeds);
 console.log(ablationTable(study.rows, study.base, rows[0]));
+console.log('\nPaired with the base, points (every episode of every seed against the same episode of the base):\n');
+console.log(versusBaseTable(study.rows, study.base));
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const fmt = (x: number, digits = 1) => x.toFixed(digits);

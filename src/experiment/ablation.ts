@@ -46,6 +46,28 @@ export function ablationTable(rows: Record<string, EvalReport[]>, base: EvalRepo
   return lines.join('\n');
 }
 
+/** Markdown table: per row and family (and overall), the paired difference to the base in points over
+ *  every evaluation episode of the row's training seeds (each seed's episodes against the base's same
+ *  episodes), with its 95% interval. */
+export function versusBaseTable(rows: Record<string, EvalReport[]>, base: EvalReport): string {
+  const columns = [...base.tasks, 'overall'];
+  const of = (r: EvalReport, c: string) => (c === 'overall' ? outcomes(r) : r.policies[0].outcomes[c]);
+  const head = ['row', 'seeds', ...columns.map((c) => c.replace(/^tabletop\//, ''))];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const [name, reports] of Object.entries(rows)) {
+    if (!reports.length) continue;
+    const cells = columns.map((c) => {
+      const d = pairedDifference(
+        reports.flatMap((r) => of(r, c)),
+        reports.flatMap(() => of(base, c)),
+      );
+      return `${(100 * d.diff).toFixed(1)} [${pct(d.ci_low)}, ${pct(d.ci_high)}]`;
+    });
+    lines.push(`| ${name} | ${reports.length} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
 /** The reports a study folder holds: `<row>-s<seed>/eval/report.json` and `base-eval/report.json`. */
 export function readStudy(
   dir: string,

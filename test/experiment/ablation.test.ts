@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { tInterval } from '../../src/core/stats.ts';
 import { EVAL_FORMAT, type EvalReport, policyResult, validateReport } from '../../src/eval/index.ts';
-import { ablationTable } from '../../src/experiment/ablation.ts';
+import { ablationTable, versusBaseTable } from '../../src/experiment/ablation.ts';
+import { pairedDifference } from '../../src/eval/index.ts';
 
 /** A held-out report of one policy: `wins[k]` successes of 10 episodes on task k. */
 const report = (wins: number[]): EvalReport => {
@@ -38,5 +39,22 @@ describe('the ablation table', () => {
     expect(lines[0]).toMatch(/\| overall vs none, paired \|$/);
     expect(lines[2]).toMatch(/\| 0\.0 \[0\.0, 0\.0\] \|$/);
     expect(lines[3]).toMatch(/\| 10\.0 \[\d+\.\d, \d+\.\d\] \|$/); // 4 more successes in 40 pairs
+  });
+
+  it('versus the base: per family and overall, each seed paired with the base on the same episodes', () => {
+    const base = report([2, 5]);
+    const lines = versusBaseTable({ up: [report([4, 5]), report([6, 5])], none: [] }, base).split('\n');
+    expect(lines[0]).toBe('| row | seeds | t0 | t1 | overall |');
+    expect(lines).toHaveLength(3); // a row without reports is left out
+    // t0: 20 pairs, the base wins 2 of 10 each time, the seeds 4 and 6: +30 points
+    const d = pairedDifference(
+      [...report([4, 5]).policies[0].outcomes['tabletop/t0'], ...report([6, 5]).policies[0].outcomes['tabletop/t0']],
+      [...base.policies[0].outcomes['tabletop/t0'], ...base.policies[0].outcomes['tabletop/t0']],
+    );
+    expect(d.diff).toBeCloseTo(0.3, 12);
+    const pct = (x: number) => (100 * x).toFixed(1);
+    expect(lines[2].startsWith(`| up | 2 | 30.0 [${pct(d.ci_low)}, ${pct(d.ci_high)}] | 0.0 [0.0, 0.0] | 15.0 [`)).toBe(
+      true,
+    );
   });
 });
