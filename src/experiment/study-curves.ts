@@ -122,7 +122,7 @@ const shortTask = (id: string) => id.split('/').at(-1)!;
 export function curvesTable(curves: readonly RowCurve[]): string {
   const iterations = [...new Set(curves.flatMap((c) => c.points.map((p) => p.iteration)))].sort((a, b) => a - b);
   const byIteration = markdownTable(
-    ['iteration', ...curves.map((c) => `${c.row} (${c.seeds.length} seeds)`)],
+    ['iteration', ...curves.map((c) => `${c.row} (${c.seeds.length} seed${c.seeds.length === 1 ? '' : 's'})`)],
     iterations.map((it) => [
       it,
       ...curves.map((c) => {

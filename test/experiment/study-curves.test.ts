@@ -104,7 +104,7 @@ describe('held-out learning curves of a study', () => {
   it('the table and the page name every row, and a bad line names its file and line', () => {
     const curves = studyCurves(study, ['a', 'b'], [1, 2]);
     const md = curvesTable(curves);
-    expect(md).toContain('| iteration | a (2 seeds) | b (1 seeds) |');
+    expect(md).toContain('| iteration | a (2 seeds) | b (1 seed) |');
     expect(md).toContain(`| b | 1 | 1111111 (source ${'a'.repeat(12)}) | 6 | 6 | 100.0 | 0.0 | 50.0 |`);
     const files = writeCurvesReport(join(tmp, 'out'), curves, 'the command');
     expect(readFileSync(files.html!, 'utf8')).toContain('<svg');
