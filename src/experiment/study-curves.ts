@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { TrainMetricsSchema } from '../core/metrics.ts';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
+import { mean } from '../core/stats.ts';
 import { CodeVersionSchema } from '../store/index.ts';
 import { chart, markdownTable, markdownTableHtml, page, type Series, writeReport } from './study-report.ts';
 import { reach, isotonic } from './study-speedup.ts';
@@ -72,8 +73,6 @@ function codeOf(runDir: string): string {
   return `${commit?.slice(0, 7) ?? 'no git'}${clean === false ? '+changes' : ''} (source ${source.slice(0, 12)})`;
 }
 
-const meanOf = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
 /** The curves of `rows` over `seeds` in a study folder (`<row>-s<seed>/metrics.jsonl`); a row without
  *  any run yet is left out. */
 export function studyCurves(dir: string, rows: readonly string[], seeds: readonly number[]): RowCurve[] {
@@ -93,8 +92,8 @@ export function studyCurves(dir: string, rows: readonly string[], seeds: readonl
       const ids = Object.keys(at[0].tasks);
       return {
         iteration,
-        overall: meanOf(at.map((p) => p.overall)),
-        tasks: Object.fromEntries(ids.map((id) => [id, meanOf(at.map((p) => p.tasks[id] ?? Number.NaN))])),
+        overall: mean(at.map((p) => p.overall)),
+        tasks: Object.fromEntries(ids.map((id) => [id, mean(at.map((p) => p.tasks[id] ?? Number.NaN))])),
       };
     });
     const code = [...new Set(runs.map((r) => codeOf(join(dir, `${row}-s${r.seed}`))))];
@@ -117,11 +116,19 @@ export function plateauOf(points: readonly CurvePoint[]): number | null {
 const pct = (v: number) => (Number.isFinite(v) ? (100 * v).toFixed(1) : 'n/a');
 const shortTask = (id: string) => id.split('/').at(-1)!;
 
+const taskIds = (curves: readonly RowCurve[]) => [
+  ...new Set(curves.flatMap((c) => c.points.flatMap((p) => Object.keys(p.tasks)))),
+];
+
 /** A row per evaluation iteration, a column per study row (overall held-out success, mean over seeds);
  *  then each row's seeds, plateau and final per-task values. */
 export function curvesTable(curves: readonly RowCurve[]): string {
+  return `${byIterationTable(curves)}\n\n${summaryTable(curves)}`;
+}
+
+function byIterationTable(curves: readonly RowCurve[]): string {
   const iterations = [...new Set(curves.flatMap((c) => c.points.map((p) => p.iteration)))].sort((a, b) => a - b);
-  const byIteration = markdownTable(
+  return markdownTable(
     ['iteration', ...curves.map((c) => `${c.row} (${c.seeds.length} seed${c.seeds.length === 1 ? '' : 's'})`)],
     iterations.map((it) => [
       it,
@@ -131,8 +138,11 @@ export function curvesTable(curves: readonly RowCurve[]): string {
       }),
     ]),
   );
-  const tasks = [...new Set(curves.flatMap((c) => c.points.flatMap((p) => Object.keys(p.tasks))))];
-  const summary = markdownTable(
+}
+
+function summaryTable(curves: readonly RowCurve[]): string {
+  const tasks = taskIds(curves);
+  return markdownTable(
     ['row', 'seeds', 'code', 'plateau (iteration)', 'last iteration', ...tasks.map(shortTask), 'overall'],
     curves.map((c) => {
       const last = c.points.at(-1)!;
@@ -147,7 +157,6 @@ export function curvesTable(curves: readonly RowCurve[]): string {
       ];
     }),
   );
-  return `${byIteration}\n\n${summary}`;
 }
 
 /** Writes curves.json, curves.md and curves.html (a chart overall and one per task) into `out`. */
@@ -164,12 +173,13 @@ export function writeCurvesReport(out: string, curves: readonly RowCurve[], comm
       ),
       { x: 'iteration', y: 'held-out success', yFormat: (v) => `${pct(v)}%` },
     );
-  const tasks = [...new Set(curves.flatMap((c) => c.points.flatMap((p) => Object.keys(p.tasks))))];
   const body =
     plot('overall', (p) => p.overall) +
-    tasks.map((t) => plot(shortTask(t), (p) => p.tasks[t] ?? Number.NaN)).join('') +
-    markdownTableHtml(md.split('\n\n')[1]) +
-    markdownTableHtml(md.split('\n\n')[0]);
+    taskIds(curves)
+      .map((t) => plot(shortTask(t), (p) => p.tasks[t] ?? Number.NaN))
+      .join('') +
+    markdownTableHtml(summaryTable(curves)) +
+    markdownTableHtml(byIterationTable(curves));
   const intro =
     'Held-out success during training (the evaluations every evalEvery iterations, evalEpisodes per task, the ' +
     'same seeds each time; iteration 0 is the policy before training), the mean over each row\u2019s training ' +
